@@ -1,0 +1,11 @@
+// Package classify reads one failed attempt, an *llm.ProviderError or a
+// transport error, and says what it means: its Kind, how long the provider
+// asked to wait, when the target may be tried again, and a one-line reason.
+//
+// It is pure: it knows no HTTP client, reads no clock (now is an argument) and
+// imports no wire package. All provider error knowledge lives in its tables,
+// each row with its source.
+//
+//	f := classify.Classify(err, time.Now())
+//	if f.Kind == classify.Wall { /* park until f.Until, move on */ }
+package classify

@@ -1,0 +1,53 @@
+package classify
+
+import "time"
+
+// Kind is what a failure means for routing. The words appear in the ledger.
+type Kind string
+
+// The failure kinds of DESIGN.md.
+const (
+	// Transient may recover on the same target: connect refused, reset or
+	// timeout before headers, 5xx, 529 overloaded, a short 429 rate limit.
+	Transient Kind = "transient"
+	// Wall will not recover soon on this target: 402 no credit, a quota 429,
+	// 401/403 for the key, a reset far away. Never waited on.
+	Wall Kind = "wall"
+	// Invalid is a request no provider will accept (malformed, unsupported
+	// parameter, bad tool schema). Fails closed.
+	Invalid Kind = "invalid"
+	// ContextOverflow means the prompt is longer than the model's context.
+	ContextOverflow Kind = "context_overflow"
+	// Policy is a safety or content-filter refusal. Fails closed; never routed
+	// around to a laxer model.
+	Policy Kind = "policy"
+	// Canceled is the caller giving up; it is never the target's fault.
+	Canceled Kind = "canceled"
+	// Unknown is an unrecognised failure (typically a 4xx): at most one hop.
+	Unknown Kind = "unknown"
+)
+
+// Failure is the normalised reading of one failed attempt.
+type Failure struct {
+	Kind Kind `json:"kind"`
+	// Status is the ledger's status word: "http_429", "http_402",
+	// "stream_error", "net_timeout", "net_reset", "net_refused",
+	// "net_truncated", "canceled", "net_error".
+	Status string `json:"status"`
+	// Code is the provider's error code or type, when it gave one.
+	Code string `json:"code,omitempty"`
+	// RetryAfter is the wait the provider asked for (Retry-After,
+	// retry-after-ms, x-ratelimit-reset-*, "try again in 7m12s", RetryInfo);
+	// zero when it named none.
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	// Until is when the target may be tried again (now + RetryAfter, or a
+	// reset time the provider gave); zero when unknown.
+	Until time.Time `json:"until,omitempty"`
+	// ShouldRetry is the provider's x-should-retry header: +1 true, -1 false,
+	// 0 absent.
+	ShouldRetry int `json:"should_retry,omitempty"`
+	// Reason is one line, at most 140 characters, saying what happened.
+	Reason string `json:"reason"`
+	// Detail is the full message, for the final error summary.
+	Detail string `json:"detail,omitempty"`
+}

@@ -1,0 +1,3 @@
+module github.com/detourhq/detour
+
+go 1.26.8

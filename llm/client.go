@@ -1,0 +1,12 @@
+package llm
+
+import "context"
+
+// Client speaks one dialect to one provider with one key. Each call is exactly
+// one HTTP exchange: implementations never retry (the router's budget owns
+// every retry). Failures are *ProviderError for a provider's answer, and
+// transport errors (net.Error, context errors, io.ErrUnexpectedEOF) otherwise.
+type Client interface {
+	Complete(ctx context.Context, req *Request) (*Response, error)
+	Stream(ctx context.Context, req *Request) (Stream, error)
+}

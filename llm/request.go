@@ -1,0 +1,82 @@
+package llm
+
+import "encoding/json"
+
+// Role is who wrote a message.
+type Role string
+
+// The roles of a conversation.
+const (
+	// RoleSystem is an instruction to the model. Dialects that keep the system
+	// prompt apart (Anthropic, Gemini) lift it out of the message list.
+	RoleSystem Role = "system"
+	// RoleUser is the person or program asking.
+	RoleUser Role = "user"
+	// RoleAssistant is the model.
+	RoleAssistant Role = "assistant"
+	// RoleTool carries the result of a tool call back to the model.
+	RoleTool Role = "tool"
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role Role `json:"role"`
+	// Content is the text of the turn. May be empty on an assistant turn that
+	// only calls tools.
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant turn made.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID names the call a RoleTool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is an optional author name (OpenAI's `name`), or the tool's name on
+	// a RoleTool message.
+	Name string `json:"name,omitempty"`
+}
+
+// ToolCall is one function call made by the model.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON text of the arguments, as the model produced it.
+	Arguments string `json:"arguments"`
+}
+
+// Tool describes a function the model may call.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters is a JSON Schema object; nil means no parameters.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// Request is one chat request in detour's canonical form. The router fills
+// Model per target; callers leave it empty or name a route.
+type Request struct {
+	// Model is the provider's model name, set by the router for each attempt.
+	Model    string    `json:"model,omitempty"`
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"`
+	// ToolChoice is passed through in OpenAI's shape ("auto", "none",
+	// "required" or an object); nil leaves it to the provider.
+	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
+	// MaxTokens caps the output; 0 leaves it to the provider (or to the
+	// target's output cap when the dialect requires one).
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	Stop        []string `json:"stop,omitempty"`
+	// ResponseFormat is passed through in OpenAI's shape, e.g.
+	// {"type":"json_object"} or a json_schema object.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	// Stream asks for a streamed answer.
+	Stream bool `json:"stream,omitempty"`
+}
+
+// Clone returns a copy of r whose slices may be changed without touching r.
+func (r *Request) Clone() *Request {
+	c := *r
+	c.Messages = append([]Message(nil), r.Messages...)
+	c.Tools = append([]Tool(nil), r.Tools...)
+	c.Stop = append([]string(nil), r.Stop...)
+	return &c
+}

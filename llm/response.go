@@ -1,0 +1,66 @@
+package llm
+
+// FinishReason says why the model stopped, in detour's canonical words.
+type FinishReason string
+
+// The canonical finish reasons.
+const (
+	// FinishStop is a natural end or a stop sequence.
+	FinishStop FinishReason = "stop"
+	// FinishLength means the output cap was reached.
+	FinishLength FinishReason = "length"
+	// FinishToolCalls means the model is waiting for tool results.
+	FinishToolCalls FinishReason = "tool_calls"
+	// FinishContentFilter means the provider's filter cut or refused the answer.
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Usage counts tokens of one exchange.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Response is one complete answer.
+type Response struct {
+	// ID is the provider's id for the answer, when it gave one.
+	ID string `json:"id,omitempty"`
+	// Model is the model that really answered, as the provider named it.
+	Model        string       `json:"model"`
+	Message      Message      `json:"message"`
+	FinishReason FinishReason `json:"finish_reason"`
+	Usage        Usage        `json:"usage"`
+}
+
+// ToolCallDelta is a fragment of a streamed tool call. The first fragment of a
+// call carries ID and Name; later ones append to Arguments.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Chunk is one piece of a streamed answer.
+type Chunk struct {
+	// ID and Model are set when the provider sent them.
+	ID    string `json:"id,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Role is set on the first chunk of a message.
+	Role      Role            `json:"role,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	ToolCalls []ToolCallDelta `json:"tool_calls,omitempty"`
+	// FinishReason is set on the chunk that ends the message.
+	FinishReason FinishReason `json:"finish_reason,omitempty"`
+	// Usage is set on the chunk that reports usage (often the last one).
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Stream is a streamed answer. Next returns io.EOF after the provider's
+// explicit end of stream; a stream that ends without one returns an error
+// wrapping ErrStreamTruncated. Not safe for concurrent use.
+type Stream interface {
+	Next() (Chunk, error)
+	// Close releases the connection; it is safe to call more than once.
+	Close() error
+}
