@@ -32,7 +32,8 @@ type Failure struct {
 	Kind Kind `json:"kind"`
 	// Status is the ledger's status word: "http_429", "http_402",
 	// "stream_error", "net_timeout", "net_reset", "net_refused",
-	// "net_truncated", "canceled", "net_error".
+	// "net_truncated", "net_stalled", "net_dns", "net_tls", "canceled",
+	// "net_error" (constants in status.go).
 	Status string `json:"status"`
 	// Code is the provider's error code or type, when it gave one.
 	Code string `json:"code,omitempty"`

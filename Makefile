@@ -1,0 +1,33 @@
+# detour — make targets. `make test` runs every test (what CI runs).
+GO       ?= go
+FUZZTIME ?= 10s
+
+.PHONY: test unit race fuzz vet bench demo build
+
+## test: vet, every test with the race detector, then a short run of each fuzz target
+test: vet race fuzz
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+## fuzz: each native fuzz target for FUZZTIME (seed corpora also run in `race`)
+fuzz:
+	@./scripts/fuzz.sh $(FUZZTIME)
+
+## bench: the router's own overhead per request, with allocations
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./router/ ./ledger/
+
+demo:
+	$(GO) run ./cmd/detour demo
+
+build:
+	$(GO) build -o bin/detour ./cmd/detour

@@ -1,0 +1,241 @@
+package classify
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// Classify reads one failed attempt and says what it means. err is an
+// *llm.ProviderError (found with errors.As, so it may be wrapped) or a
+// transport error; now is the time of the failure, used for Until and for
+// reset times given as dates. A nil err gives the zero Failure. Classify is
+// pure and safe for concurrent use.
+//
+// A provider error is read in this order (PROVIDERS.md §4), the first
+// signal of the highest kind winning:
+//
+//  1. Policy, ContextOverflow, Wall, Unknown or Invalid signals that hold at
+//     any status: codes and types (tables.go strongCodes), message patterns
+//     (strongMessages), and body details (a Gemini QuotaFailure PerDay, an
+//     OpenRouter daily limit source or moderation flags, Azure innererror,
+//     Anthropic details.error_code);
+//  2. the status: 401, 402, 403 are Wall; 408, 409, 425, 429, 498 and 5xx
+//     Transient; 400 and 422 Invalid; 404 Wall when it says the model or
+//     deployment is not found, else Unknown; 413 ContextOverflow; any other
+//     status Unknown. A 200 (a refusal, or a stream error frame, whose
+//     numeric code, when it has one, stands for the status) is read from its
+//     code, type and message (weakCodes, weakMessages), else Unknown;
+//  3. a Transient failure whose server wait (or exhausted bucket's reset)
+//     is beyond MaxTransientWait becomes a Wall.
+//
+// x-should-retry is reported in ShouldRetry and never changes the kind: a
+// "true" does not override a wall in the body, and a "false" on a
+// transient failure is left to policy (which moves on instead of retrying).
+//
+// Transport errors: see the status words of status.go; the decisions on
+// ambiguous cases are documented on classifyTransport.
+func Classify(err error, now time.Time) Failure {
+	if err == nil {
+		return Failure{}
+	}
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		if pe == nil {
+			return Failure{Kind: Unknown, Status: StatusNetError, Reason: "nil provider error"}
+		}
+		return classifyProvider(pe, now)
+	}
+	return classifyTransport(err)
+}
+
+// kindRank orders the kinds that strong signals decide: the first wins.
+var kindRank = map[Kind]int{Policy: 1, ContextOverflow: 2, Wall: 3, Unknown: 4, Invalid: 5}
+
+// verdict is one signal's reading.
+type verdict struct {
+	kind Kind
+	what string
+	ok   bool
+}
+
+// better keeps the higher-ranked of two verdicts (the first on a tie).
+func better(a, b verdict) verdict {
+	if !a.ok || (b.ok && kindRank[b.kind] < kindRank[a.kind]) {
+		return b
+	}
+	return a
+}
+
+// classifyProvider reads a provider's error response or error frame.
+func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
+	fx := readFacts(e.Body)
+	msg := strings.ToLower(e.Message)
+	h := readHints(e.Header, e.Message, fx, now)
+
+	status := e.Status
+	stream := e.Phase == llm.PhaseStream
+	if n, err := strconv.Atoi(strings.TrimSpace(e.Code)); err == nil && n >= 400 && n <= 599 && (stream || status < 300) {
+		// An error frame or 200 body that names an HTTP status
+		// (OpenRouter's {"code":502}, llama.cpp's {"code":500}).
+		status = n
+	}
+	codes := append([]string{e.Code, e.Type}, fx.codes...)
+
+	// 1. Strong signals.
+	var v verdict
+	if r, ok := lookupCode(strongCodes, codes); ok {
+		v = better(v, verdict{r.kind, r.what, true})
+	}
+	if r, ok := lookupMessage(strongMessages, msg); ok {
+		v = better(v, verdict{r.kind, r.what, true})
+	}
+	if fx.flagged {
+		// OpenRouter 403 moderation: metadata.reasons / flagged_input (P: OpenRouter).
+		v = better(v, verdict{Policy, "flagged by moderation", true})
+	}
+	for _, id := range fx.quotaIDs {
+		if strings.Contains(strings.ToLower(id), "perday") {
+			// Gemini QuotaFailure (sample gemini-429-limit-zero; python-genai#2044).
+			v = better(v, verdict{Wall, "daily quota exhausted", true})
+			break
+		}
+	}
+	if strings.Contains(strings.ToLower(fx.limitSource), "daily") {
+		// OpenRouter metadata.limit_source openrouter_free_tier_daily (atlas#543).
+		v = better(v, verdict{Wall, "daily limit reached", true})
+	}
+
+	// 2. The status.
+	if !v.ok {
+		v = statusVerdict(status, codes, msg)
+	}
+
+	// 3. A far wait makes a transient failure a wall.
+	if v.kind == Transient && h.far() > MaxTransientWait {
+		v.kind = Wall
+	}
+
+	f := Failure{
+		Kind:        v.kind,
+		Status:      HTTPStatus(e.Status),
+		Code:        failureCode(e),
+		RetryAfter:  h.wait,
+		ShouldRetry: h.shouldRetry,
+		Detail:      detail(e.Message),
+	}
+	if stream {
+		f.Status = StatusStream
+	}
+	switch {
+	case !h.until.IsZero():
+		f.Until = h.until
+	case h.wait > 0:
+		f.Until = now.Add(h.wait)
+	}
+	if f.Kind == Wall && h.bucket > h.wait {
+		// The latest exhausted bucket decides when the target works again.
+		f.Until = now.Add(h.bucket)
+	}
+	f.Reason = reason(reasonPrefix(e, stream), reasonWhat(v.what, e), reasonSuffix(f, now))
+	return f
+}
+
+// statusVerdict reads the status when no strong signal did.
+func statusVerdict(status int, codes []string, msg string) verdict {
+	switch {
+	case status == 401 || status == 402 || status == 403:
+		return verdict{Wall, "", true}
+	case transientStatus(status):
+		return verdict{Transient, "", true}
+	case status == 400 || status == 422:
+		return verdict{Invalid, "", true}
+	case status == 404:
+		// A 404 that says what is missing is the target's (P: 3.5);
+		// a bare 404 may be a wrong path of this endpoint: one hop.
+		if strings.Contains(msg, "not found") || strings.Contains(msg, "does not exist") || strings.Contains(msg, "no such model") {
+			return verdict{Wall, "", true}
+		}
+		return verdict{Unknown, "", true}
+	case status == 413:
+		// Anthropic's 413 request_too_large (P: 3.8): make the request smaller.
+		return verdict{ContextOverflow, "request too large", true}
+	case status >= 200 && status < 300:
+		if r, ok := lookupCode(weakCodes, codes); ok {
+			return verdict{r.kind, r.what, true}
+		}
+		if r, ok := lookupMessage(weakMessages, msg); ok {
+			return verdict{r.kind, r.what, true}
+		}
+	}
+	return verdict{Unknown, "", true}
+}
+
+// failureCode is the code a Failure reports: the provider's code, or its
+// type when the code is only a number (an HTTP status, a Mistral numeric
+// code) or absent. A code equal to the status says nothing and is dropped.
+func failureCode(e *llm.ProviderError) string {
+	code := strings.TrimSpace(e.Code)
+	if _, err := strconv.Atoi(code); err == nil || code == "" {
+		if t := strings.TrimSpace(e.Type); t != "" {
+			code = t
+		} else if code == strconv.Itoa(e.Status) {
+			code = ""
+		}
+	}
+	return cut(oneLine(Scrub(code)), 100)
+}
+
+// reasonPrefix is "429" for an error response, "stream error:" for a
+// frame, nothing for a refusal in a 2xx answer.
+func reasonPrefix(e *llm.ProviderError, stream bool) string {
+	switch {
+	case stream:
+		return "stream error:"
+	case e.Status >= 200 && e.Status < 300:
+		return ""
+	}
+	return strconv.Itoa(e.Status)
+}
+
+// reasonWhat is the middle of a reason: the matched row's phrase, else the
+// provider's message, else its code or type, else the status text.
+func reasonWhat(what string, e *llm.ProviderError) string {
+	if what != "" {
+		return what
+	}
+	if m := strings.TrimSpace(e.Message); m != "" {
+		return m
+	}
+	if c := failureCode(e); c != "" {
+		return c
+	}
+	if t := http.StatusText(e.Status); t != "" && e.Phase != llm.PhaseStream {
+		return strings.ToLower(t)
+	}
+	return "unrecognised error"
+}
+
+// reasonSuffix names the wait: "; retry in 644ms", "; resets in 7m12s",
+// "; resets 2026-04-01 00:00 UTC".
+func reasonSuffix(f Failure, now time.Time) string {
+	var s string
+	switch {
+	case f.Kind == Wall && !f.Until.IsZero():
+		if d := f.Until.Sub(now); d <= 48*time.Hour {
+			s = "; resets in " + fmtDur(d)
+		} else {
+			s = "; resets " + f.Until.UTC().Format("2006-01-02 15:04 UTC")
+		}
+	case f.Kind == Transient && f.RetryAfter > 0:
+		s = "; retry in " + fmtDur(f.RetryAfter)
+	}
+	if f.Kind == Transient && f.ShouldRetry < 0 {
+		s += "; x-should-retry: false"
+	}
+	return s
+}

@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/router"
+)
+
+type askFlags struct {
+	route      string
+	start      string
+	noFallback bool
+	asJSON     bool
+	maxTokens  int
+	system     string
+	ledgerPath string
+	quiet      bool
+}
+
+func newAsk(env Env) *cobra.Command {
+	var f askFlags
+	cmd := &cobra.Command{
+		Use:   `ask [flags] "prompt"`,
+		Short: "Send one prompt down a route and print the answer",
+		Long: `ask sends one prompt down a route's chain and prints the answer on stdout.
+Each failed attempt, skip and hop is printed on stderr as it happens, and every
+attempt is appended to the ledger (one JSON line each, failures included).
+
+With no argument (or "-") the prompt is read from stdin.
+
+Exit codes:
+  0  answered
+  1  every candidate failed or was skipped (each reason is printed)
+  2  wrong command line
+  3  failed closed: invalid request, policy refusal or context overflow
+     (detour never routes these around to another provider)
+  4  configuration error
+  130 interrupted`,
+		Example: `  detour ask "Summarise RFC 9110 in one line"
+  echo "Translate to French: good morning" | detour ask --route cheap
+  detour ask --start groq --no-fallback --json "ping"`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAsk(cmd, env, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.route, "route", "r", "default", "route to use, or a provider/model target")
+	fl.StringVar(&f.start, "start", "", "provider (or provider/model) of the route to try first")
+	fl.BoolVar(&f.noFallback, "no-fallback", false, "send only to the start target; never swap, fail if it fails")
+	fl.BoolVar(&f.asJSON, "json", false, "print the answer and who gave it as one JSON object")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on output tokens (0: the provider's default)")
+	fl.StringVar(&f.system, "system", "", "system prompt")
+	fl.StringVar(&f.ledgerPath, "ledger", "", "ledger file (default $DETOUR_LEDGER, else $XDG_STATE_HOME/detour/ledger.jsonl; \"-\" for none)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print hops on stderr")
+	return cmd
+}
+
+func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
+	if f.maxTokens < 0 {
+		return withCode(ExitUsage, errors.New("--max-tokens must be 0 or more"))
+	}
+	prompt, err := readPrompt(env, args)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	cfg, err := loadConfig(cmd, env)
+	if err != nil {
+		return err
+	}
+	route, err := cfg.Lookup(f.route, config.BuildOptions{Getenv: env.Getenv})
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	sink, closeSink, err := openLedger(f.ledgerPath, env)
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	defer closeSink()
+
+	req := &llm.Request{MaxTokens: f.maxTokens}
+	if f.system != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: f.system})
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
+
+	r := &router.Router{Ledger: sink}
+	if !f.quiet {
+		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, a) }
+	}
+	start := time.Now()
+	res, err := r.Complete(cmd.Context(), route, req, router.Options{Start: f.start, NoFallback: f.noFallback})
+	if err != nil {
+		return reportFailure(env, f.asJSON, err)
+	}
+	if f.asJSON {
+		return json.NewEncoder(env.Stdout).Encode(answerJSON(res, route.Name, time.Since(start)))
+	}
+	fmt.Fprintln(env.Stdout, answerText(res.Response))
+	if !f.quiet {
+		deg := ""
+		if res.Degraded {
+			deg = " (degraded: another model than the route's first)"
+		}
+		fmt.Fprintf(env.Stderr, "answered by %s in %s after %d attempt(s)%s\n",
+			res.Target.ID(), time.Since(start).Round(time.Millisecond), sends(res.Attempts), deg)
+	}
+	return nil
+}
+
+// readPrompt takes the prompt from the arguments, or stdin when there are
+// none or the only one is "-".
+func readPrompt(env Env, args []string) (string, error) {
+	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
+		return strings.Join(args, " "), nil
+	}
+	if f, ok := env.Stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return "", errors.New(`no prompt: write it as an argument (detour ask "...") or pipe it on stdin`)
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(env.Stdin, 16<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading the prompt from stdin: %w", err)
+	}
+	p := strings.TrimSpace(string(b))
+	if p == "" {
+		return "", errors.New(`empty prompt: write it as an argument (detour ask "...") or pipe it on stdin`)
+	}
+	return p, nil
+}
+
+func loadConfig(cmd *cobra.Command, env Env) (*config.Config, error) {
+	flag, _ := cmd.Flags().GetString("config")
+	cfg, err := config.Open(flag, env.Getenv)
+	if err != nil {
+		return nil, withCode(ExitConfig, err)
+	}
+	return cfg, nil
+}
+
+// ledgerPath returns where the ledger goes: flag, $DETOUR_LEDGER, else the
+// XDG state directory. "" means none.
+func ledgerPath(flag string, env Env) string {
+	if flag == "-" {
+		return ""
+	}
+	if flag != "" {
+		return flag
+	}
+	if p := env.Getenv("DETOUR_LEDGER"); p != "" {
+		if p == "-" {
+			return ""
+		}
+		return p
+	}
+	dir := env.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "detour", "ledger.jsonl")
+}
+
+func openLedger(flag string, env Env) (ledger.Sink, func(), error) {
+	p := ledgerPath(flag, env)
+	if p == "" {
+		return ledger.Discard, func() {}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("ledger: %w (set --ledger or DETOUR_LEDGER to a writable file, or \"-\" for none)", err)
+	}
+	f, err := ledger.OpenFile(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: %w (set --ledger or DETOUR_LEDGER to a writable file, or \"-\" for none)", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// printAttempt writes one line for a failed attempt or a skip.
+func printAttempt(w io.Writer, a router.Attempt) {
+	if a.Status == ledger.StatusOK {
+		return
+	}
+	line := fmt.Sprintf("  %-40s %-15s %s", a.Target.ID(), a.Status, a.Reason)
+	switch a.Action {
+	case "retry":
+		line += fmt.Sprintf(" -> retry in %s", a.Wait.Round(time.Millisecond))
+	case "skip":
+	case "":
+	default:
+		line += " -> " + string(a.Action)
+	}
+	fmt.Fprintln(w, line)
+}
+
+func sends(as []router.Attempt) int {
+	n := 0
+	for _, a := range as {
+		if a.Action != "skip" {
+			n++
+		}
+	}
+	return n
+}
+
+func answerText(r *llm.Response) string {
+	if r.Message.Content != "" || len(r.Message.ToolCalls) == 0 {
+		return r.Message.Content
+	}
+	b, _ := json.Marshal(r.Message.ToolCalls)
+	return string(b)
+}
+
+type askJSON struct {
+	RequestID    string         `json:"request_id"`
+	Route        string         `json:"route"`
+	Provider     string         `json:"provider"`
+	Model        string         `json:"model"`
+	Answer       string         `json:"answer"`
+	ToolCalls    []llm.ToolCall `json:"tool_calls,omitempty"`
+	FinishReason string         `json:"finish_reason"`
+	Usage        llm.Usage      `json:"usage"`
+	Attempts     int            `json:"attempts"`
+	Degraded     bool           `json:"degraded"`
+	Seconds      float64        `json:"seconds"`
+}
+
+func answerJSON(res *router.Result, route string, took time.Duration) askJSON {
+	return askJSON{
+		RequestID: res.RequestID, Route: route,
+		Provider: res.Target.Provider, Model: res.Response.Model,
+		Answer: res.Response.Message.Content, ToolCalls: res.Response.Message.ToolCalls,
+		FinishReason: string(res.Response.FinishReason), Usage: res.Response.Usage,
+		Attempts: sends(res.Attempts), Degraded: res.Degraded, Seconds: ledger.Seconds(took),
+	}
+}
+
+type failJSON struct {
+	Error      string             `json:"error"`
+	Kind       string             `json:"kind,omitempty"`
+	RequestID  string             `json:"request_id,omitempty"`
+	Candidates []router.Candidate `json:"candidates,omitempty"`
+}
+
+// reportFailure prints err and maps it to the exit code.
+func reportFailure(env Env, asJSON bool, err error) error {
+	code := ExitFailed
+	switch {
+	case errors.Is(err, router.ErrFailClosed):
+		code = ExitFailClosed
+	case errors.Is(err, router.ErrCanceled):
+		code = ExitCanceled
+	}
+	if asJSON {
+		out := failJSON{Error: err.Error()}
+		var re *router.Error
+		if errors.As(err, &re) {
+			out.Kind, out.RequestID, out.Candidates = string(re.Kind), re.RequestID, re.Candidates
+		}
+		_ = json.NewEncoder(env.Stdout).Encode(out)
+	}
+	return withCode(code, err)
+}

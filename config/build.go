@@ -1,0 +1,208 @@
+package config
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
+	"github.com/detourhq/detour/wire/openai"
+)
+
+// BuildOptions are what building the runtime needs from outside. The zero
+// value is ready to use.
+type BuildOptions struct {
+	// Getenv reads the key variables; nil means os.Getenv.
+	Getenv func(string) string
+	// HTTPClient carries every provider call; nil means the clients' default.
+	HTTPClient *http.Client
+}
+
+// builder makes router targets, one client per provider.
+type builder struct {
+	c       *Config
+	opts    BuildOptions
+	clients map[string]llm.Client
+}
+
+func (c *Config) builder(opts BuildOptions) *builder {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	return &builder{c: c, opts: opts, clients: map[string]llm.Client{}}
+}
+
+// Build makes every route for the router. A target whose key variable is
+// unset gets a nil Client (the router skips it and records the skip); a
+// provider whose dialect cannot be built yet is an error wrapping
+// ErrUnsupportedDialect. c is validated first.
+func (c *Config) Build(opts BuildOptions) (map[string]*router.Route, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	b := c.builder(opts)
+	out := make(map[string]*router.Route, len(c.Routes))
+	var errs Errors
+	for _, name := range c.RouteNames() {
+		r, err := b.route(c.Routes[name])
+		if err != nil {
+			errs = appendErr(errs, err)
+			continue
+		}
+		out[name] = r
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// Lookup makes the route a request's model names: a route of the config,
+// else a "provider/model" target as a route of one (see TargetRoute). An
+// unknown name is an error wrapping ErrUnknownRoute that lists the routes.
+func (c *Config) Lookup(name string, opts BuildOptions) (*router.Route, error) {
+	if r, ok := c.Routes[name]; ok {
+		if errs := c.validate(nil); len(errs) > 0 {
+			return nil, errs
+		}
+		return c.builder(opts).route(r)
+	}
+	if prov, _, ok := splitAddr(name); ok {
+		if _, known := c.Provider(prov); known {
+			return c.TargetRoute(name, opts)
+		}
+	}
+	names := c.RouteNames()
+	msg := fmt.Sprintf("unknown route %s%s; name a route, or a target as provider/model",
+		quote(name), didYouMean(name, names, "routes"))
+	if prov, _, ok := splitAddr(name); ok {
+		msg = c.unknownProviderMsg(prov) + fmt.Sprintf(" (in %s)", quote(name))
+		return nil, &Error{File: c.File, Msg: msg, Err: ErrUnknownProvider}
+	}
+	return nil, &Error{File: c.File, Msg: msg, Err: ErrUnknownRoute}
+}
+
+// TargetRoute makes a route of the one target addr ("provider/model"; the
+// model may contain "/"), named addr, with the interactive budget. The
+// provider may be declared or a preset; target detail comes from the file's
+// targets: entry or the preset.
+func (c *Config) TargetRoute(addr string, opts BuildOptions) (*router.Route, error) {
+	prov, _, ok := splitAddr(addr)
+	if !ok {
+		return nil, &Error{File: c.File, Err: ErrUnknownRoute,
+			Msg: fmt.Sprintf("%s is not a target: write provider/model, like groq/llama-3.3-70b-versatile", quote(addr))}
+	}
+	if _, known := c.Provider(prov); !known {
+		return nil, &Error{File: c.File, Err: ErrUnknownProvider,
+			Msg: c.unknownProviderMsg(prov) + fmt.Sprintf(" (in %s)", quote(addr))}
+	}
+	return c.builder(opts).route(Route{Name: addr, Chain: []string{addr},
+		BudgetName: "interactive", Budget: policy.Interactive()})
+}
+
+// route makes one router.Route.
+func (b *builder) route(r Route) (*router.Route, error) {
+	out := &router.Route{Name: r.Name, Budget: r.Budget, NoFallback: r.NoFallback,
+		FailClosed: slices.Clone(r.FailClosedOn)}
+	var errs Errors
+	for _, addr := range r.Chain {
+		t, err := b.target(addr)
+		if err != nil {
+			errs = appendErr(errs, err)
+			continue
+		}
+		out.Chain = append(out.Chain, t)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// appendErr adds err's problems to errs, once each.
+func appendErr(errs Errors, err error) Errors {
+	add := func(e *Error) {
+		for _, x := range errs {
+			if *x == *e {
+				return
+			}
+		}
+		errs = append(errs, e)
+	}
+	switch e := err.(type) {
+	case Errors:
+		for _, x := range e {
+			add(x)
+		}
+	case *Error:
+		add(e)
+	default:
+		add(&Error{Msg: err.Error()})
+	}
+	return errs
+}
+
+// target makes one router.Target.
+func (b *builder) target(addr string) (router.Target, error) {
+	t := b.c.target(addr)
+	p, ok := b.c.Provider(t.Provider)
+	if !ok {
+		return router.Target{}, &Error{File: b.c.File, Err: ErrUnknownProvider,
+			Msg: b.c.unknownProviderMsg(t.Provider) + fmt.Sprintf(" (in %s)", quote(addr))}
+	}
+	client, err := b.client(p)
+	if err != nil {
+		return router.Target{}, err
+	}
+	return router.Target{
+		Provider: t.Provider, Model: t.Model, Family: t.Family,
+		Pool: string(p.pool()), Dialect: string(p.dialect()), KeyEnv: p.KeyEnv,
+		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
+		Context: t.Context, MaxOutput: t.MaxOutput,
+	}, nil
+}
+
+// client returns p's client: nil when p's key variable is unset.
+func (b *builder) client(p Provider) (llm.Client, error) {
+	if cl, ok := b.clients[p.Name]; ok {
+		return cl, nil
+	}
+	if d := p.dialect(); d != OpenAI {
+		field := child(child("providers", p.Name), "dialect")
+		pos := b.c.where(field, false)
+		return nil, &Error{File: b.c.File, Line: pos.line, Column: pos.col, Field: field, Err: ErrUnsupportedDialect,
+			Msg: fmt.Sprintf("dialect %q is not supported yet; meanwhile use the provider's OpenAI-compatible endpoint "+
+				"with dialect: openai (%s)", d, compatHint[d])}
+	}
+	var key string
+	if p.KeyEnv != "" {
+		key = strings.TrimSpace(b.opts.Getenv(p.KeyEnv))
+		if key == "" {
+			return nil, nil
+		}
+	}
+	var h http.Header
+	if len(p.Headers) > 0 {
+		h = make(http.Header, len(p.Headers))
+		for k, v := range p.Headers {
+			h.Set(k, v)
+		}
+	}
+	cl := &openai.Client{BaseURL: strings.TrimRight(p.BaseURL, "/"), APIKey: key,
+		HTTPClient: b.opts.HTTPClient, Header: h}
+	b.clients[p.Name] = cl
+	return cl, nil
+}
+
+// compatHint names the OpenAI-compatible endpoint of providers whose own
+// dialect cannot be built yet.
+var compatHint = map[Dialect]string{
+	// https://ai.google.dev/gemini-api/docs/openai
+	Gemini: "Gemini: base_url: https://generativelanguage.googleapis.com/v1beta/openai",
+	// https://docs.anthropic.com/en/api/openai-sdk
+	Anthropic: "Anthropic: base_url: https://api.anthropic.com/v1",
+}

@@ -1,0 +1,326 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/policy"
+)
+
+// FileName is the config file looked for in the working directory.
+const FileName = "detour.yaml"
+
+// EnvConfig is the environment variable that names the config file.
+const EnvConfig = "DETOUR_CONFIG"
+
+// DefaultRoute is the route used when a request names none.
+const DefaultRoute = "default"
+
+// Dialect is the wire format a provider speaks.
+type Dialect string
+
+// The dialects a provider may declare.
+const (
+	// OpenAI is the chat-completions format most providers speak.
+	OpenAI Dialect = "openai"
+	// Anthropic is the Messages API format. Valid in the file; building a
+	// client for it is not supported yet.
+	Anthropic Dialect = "anthropic"
+	// Gemini is Google's generateContent format. Valid in the file; building
+	// a client for it is not supported yet.
+	Gemini Dialect = "gemini"
+)
+
+// dialects lists the valid dialects in the order messages show them.
+var dialects = []string{string(OpenAI), string(Anthropic), string(Gemini)}
+
+// Pool is how a provider bills, which decides what a failure there costs and
+// how likely the next candidate is to fail for the same reason.
+type Pool string
+
+// The billing pools, cheapest to use first.
+const (
+	// Free is a free tier: no money, tight and structural limits.
+	Free Pool = "free"
+	// Credit is a prepaid credit balance at a router (402 when it runs dry).
+	Credit Pool = "credit"
+	// Payg is pay-as-you-go billing against a card; the default pool.
+	Payg Pool = "payg"
+	// Prepaid is a prepaid balance at the provider itself.
+	Prepaid Pool = "prepaid"
+	// Local is a model on this machine or network: no bill, no key.
+	Local Pool = "local"
+)
+
+// pools lists the valid pools in the order Default chains them.
+var pools = []string{string(Free), string(Credit), string(Payg), string(Prepaid), string(Local)}
+
+// poolRank returns p's place in pools (payg for an empty pool).
+func poolRank(p Pool) int {
+	if p == "" {
+		p = Payg
+	}
+	if i := slices.Index(pools, string(p)); i >= 0 {
+		return i
+	}
+	return len(pools)
+}
+
+// Provider is an endpoint, the variable holding its key, its wire dialect and
+// its billing pool.
+type Provider struct {
+	// Name is the provider's name, the first segment of "provider/model".
+	Name string
+	// Preset names the built-in preset the provider started from; empty when
+	// it is declared from scratch.
+	Preset string
+	// Dialect is the wire format; empty means OpenAI.
+	Dialect Dialect
+	// BaseURL is the API root, e.g. "https://api.groq.com/openai/v1"
+	// (without "/chat/completions"). Required for an openai provider.
+	BaseURL string
+	// KeyEnv names the environment variable that holds the key; empty means
+	// the provider needs no key (a local server).
+	KeyEnv string
+	// Pool is the billing pool; empty means Payg.
+	Pool Pool
+	// Headers are extra HTTP headers sent with every request (for example
+	// OpenRouter's HTTP-Referer and X-Title). Never credentials.
+	Headers map[string]string
+}
+
+// dialect returns Dialect, or OpenAI when it is empty.
+func (p Provider) dialect() Dialect {
+	if p.Dialect == "" {
+		return OpenAI
+	}
+	return p.Dialect
+}
+
+// pool returns Pool, or Payg when it is empty.
+func (p Provider) pool() Pool {
+	if p.Pool == "" {
+		return Payg
+	}
+	return p.Pool
+}
+
+// Price is what a target costs, in USD per million tokens.
+type Price struct {
+	// In is the price of input (prompt) tokens.
+	In float64
+	// Out is the price of output (completion) tokens.
+	Out float64
+}
+
+// Target is the optional detail of one model at one provider. A chain may
+// name any provider/model without one; missing detail is zero (unknown),
+// except where a preset knows its default model.
+type Target struct {
+	// Provider and Model split the address at its first "/"; Model may
+	// itself contain "/".
+	Provider string
+	Model    string
+	// Family names the model across providers ("llama-3.3-70b"); empty
+	// means Model. Moving within a family is a failover, across is a fallback.
+	Family string
+	// Context is the context window in tokens; 0 means unknown.
+	Context int
+	// MaxOutput is the output cap in tokens; 0 means unknown.
+	MaxOutput int
+	// Price is the list price; zero means free or unknown.
+	Price Price
+}
+
+// ID returns "provider/model".
+func (t Target) ID() string { return t.Provider + "/" + t.Model }
+
+// Route is a name clients ask for and the ordered chain of targets behind it.
+type Route struct {
+	// Name is what a request's model field says to use this route.
+	Name string
+	// Chain lists target addresses ("provider/model") in the order tried.
+	Chain []string
+	// BudgetName is the profile the budget came from ("interactive" or
+	// "batch"); empty when the budget was written out field by field.
+	BudgetName string
+	// Budget bounds each request; zero fields take policy's defaults.
+	Budget policy.Budget
+	// FailClosedOn lists the failure kinds that end a request at once. Nil
+	// means the router's default (invalid and policy); empty means none.
+	FailClosedOn []classify.Kind
+	// NoFallback (fallback: false in the file) allows only failover within
+	// the first target's model family.
+	NoFallback bool
+}
+
+// Config is one detour.yaml, or the config Default builds from the
+// environment. A Config is not changed by its methods and is safe for
+// concurrent use once built.
+type Config struct {
+	// File is the file the config came from, used in messages; empty when
+	// built by Default or in code.
+	File string
+	// Providers are the providers the file declares, by name. A preset that
+	// is not declared can still be named in a chain.
+	Providers map[string]Provider
+	// Targets holds optional target detail, by "provider/model".
+	Targets map[string]Target
+	// Routes are the routes, by name.
+	Routes map[string]Route
+
+	// pos and keyPos hold the source position of each field's value and key,
+	// by field path; nil for a config built in code.
+	pos, keyPos map[string]position
+}
+
+// position is a 1-based line and column in the file.
+type position struct{ line, col int }
+
+// Path returns the config file to use: flag when set, else $DETOUR_CONFIG,
+// else "detour.yaml" when it exists in the working directory, else "" (no
+// file: use Default). A nil getenv means os.Getenv.
+func Path(flag string, getenv func(string) string) string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if flag != "" {
+		return flag
+	}
+	if p := getenv(EnvConfig); p != "" {
+		return p
+	}
+	if st, err := os.Stat(FileName); err == nil && st.Mode().IsRegular() {
+		return FileName
+	}
+	return ""
+}
+
+// Open loads the file Path finds, or, when there is none, builds the config
+// Default makes from the environment. A nil getenv means os.Getenv.
+func Open(flag string, getenv func(string) string) (*Config, error) {
+	p := Path(flag, getenv)
+	if p == "" {
+		return Default(getenv)
+	}
+	return Load(p)
+}
+
+// Load reads and validates the config file at path. A file that is wrong
+// yields Errors listing every problem found.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates one YAML document; name is used in messages.
+// Unknown fields are errors. A document that is wrong yields Errors listing
+// every problem found, in file order.
+func Parse(name string, data []byte) (*Config, error) {
+	c, errs, bad := decode(name, data)
+	if c != nil {
+		errs = append(errs, c.validate(bad)...)
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
+	}
+	return c, nil
+}
+
+// Validate reports every problem in c (a config built in code, or one
+// changed after loading); nil when there is none.
+func (c *Config) Validate() error {
+	if errs := c.validate(nil); len(errs) > 0 {
+		sortErrors(errs)
+		return errs
+	}
+	return nil
+}
+
+// Provider returns the provider called name: a declared one, else the
+// preset of that name.
+func (c *Config) Provider(name string) (Provider, bool) {
+	if p, ok := c.Providers[name]; ok {
+		return p, true
+	}
+	if ps, ok := LookupPreset(name); ok {
+		return ps.provider(name), true
+	}
+	return Provider{}, false
+}
+
+// RouteNames returns the route names, sorted.
+func (c *Config) RouteNames() []string { return sortedKeys(c.Routes) }
+
+// ProviderNames returns the declared providers' names, sorted.
+func (c *Config) ProviderNames() []string { return sortedKeys(c.Providers) }
+
+// target returns the detail known for addr: the file's targets entry, else
+// the preset's knowledge of its default model, else just the address.
+func (c *Config) target(addr string) Target {
+	prov, model, _ := splitAddr(addr)
+	if t, ok := c.Targets[addr]; ok {
+		t.Provider, t.Model = prov, model
+		return t
+	}
+	if p, ok := c.Provider(prov); ok {
+		if ps, ok := LookupPreset(p.Preset); ok && ps.Model == model {
+			return Target{Provider: prov, Model: model, Family: ps.Family,
+				Context: ps.Context, MaxOutput: ps.MaxOutput, Price: ps.Price}
+		}
+	}
+	return Target{Provider: prov, Model: model}
+}
+
+// splitAddr splits "provider/model" at its first "/". ok is false when
+// either part is empty.
+func splitAddr(addr string) (provider, model string, ok bool) {
+	provider, model, found := strings.Cut(addr, "/")
+	return provider, model, found && provider != "" && model != ""
+}
+
+// knownProviders returns the declared provider names, then the presets not
+// declared, for messages.
+func (c *Config) knownProviders() (declared, presets []string) {
+	declared = c.ProviderNames()
+	for _, p := range presetTable {
+		if _, ok := c.Providers[p.Name]; !ok {
+			presets = append(presets, p.Name)
+		}
+	}
+	return declared, presets
+}
+
+// unknownProviderMsg explains that name is not a provider and what is.
+func (c *Config) unknownProviderMsg(name string) string {
+	declared, presets := c.knownProviders()
+	all := append(slices.Clone(declared), presets...)
+	msg := fmt.Sprintf("unknown provider %s", quote(name))
+	var parts []string
+	if s := suggest(name, all); s != "" {
+		parts = append(parts, fmt.Sprintf("did you mean %q?", s))
+	}
+	if len(declared) > 0 {
+		parts = append(parts, "providers are: "+strings.Join(declared, ", ")+";")
+	}
+	parts = append(parts, "presets: "+strings.Join(presets, ", "))
+	return msg + " (" + strings.TrimSuffix(strings.Join(parts, " "), ";") +
+		"); declare it under providers: or fix the name"
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

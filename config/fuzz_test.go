@@ -1,0 +1,46 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// FuzzLoad feeds arbitrary documents to the loader: it must never panic, a
+// failure is always Errors of positioned problems, and a success builds.
+func FuzzLoad(f *testing.F) {
+	if data, err := os.ReadFile("../examples/detour.yaml"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(buildSrc))
+	f.Add([]byte("routes:\n  r: &a {chain: [groq/x]}\n  s: {<<: *a, fallback: false}\n"))
+	f.Add([]byte("providers:\n  groq: {api_key: sk-abcdefghijklmnopqrstuvwxyz}\n"))
+	f.Add([]byte("routes: {r: {chain: [a/b], budget: {deadline: 30, <<: [*x]}}}\n"))
+	f.Add([]byte("a: &a [*a]\n---\n- x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		os.WriteFile(fmt.Sprintf("/tmp/fuzzlast-%d", os.Getpid()), data, 0o644)
+		c, err := Parse("f.yaml", data)
+		if err != nil {
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) == 0 {
+				t.Fatalf("Parse error is %T %v, want non-empty Errors", err, err)
+			}
+			for _, e := range errs {
+				if !strings.HasPrefix(e.Error(), "f.yaml") || e.Msg == "" {
+					t.Fatalf("problem without file or message: %q", e.Error())
+				}
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("Parse accepted a config Validate refuses: %v", err)
+		}
+		_ = c.Warnings(env(nil))
+		_ = c.Keys(env(nil))
+		if _, err := c.Build(BuildOptions{Getenv: env(nil)}); err != nil && !errors.Is(err, ErrUnsupportedDialect) {
+			t.Fatalf("Build of a valid config: %v", err)
+		}
+	})
+}

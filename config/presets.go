@@ -1,0 +1,246 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/detourhq/detour/policy"
+)
+
+// Preset is a built-in provider: what detour knows about a common
+// OpenAI-compatible endpoint, and the model Default puts in its chain.
+type Preset struct {
+	// Name is the preset's name; a provider of that name (or with
+	// preset: NAME) starts from it.
+	Name    string
+	Dialect Dialect
+	// BaseURL is the API root the provider documents.
+	BaseURL string
+	// KeyEnv is the conventional variable for the key; empty means none.
+	KeyEnv string
+	Pool   Pool
+	// Model is the model Default chains for this provider; empty means the
+	// preset has no default model (Default leaves it out).
+	Model string
+	// Family, Context, MaxOutput and Price describe Model (approximate; see
+	// the table). Zero means unknown.
+	Family    string
+	Context   int
+	MaxOutput int
+	Price     Price
+	// Docs is where the provider documents BaseURL.
+	Docs string
+}
+
+// provider returns the Provider a file gets by naming this preset.
+func (ps Preset) provider(name string) Provider {
+	return Provider{Name: name, Preset: ps.Name, Dialect: ps.Dialect,
+		BaseURL: ps.BaseURL, KeyEnv: ps.KeyEnv, Pool: ps.Pool}
+}
+
+// presetTable holds the built-in presets. Prices are approximate list prices
+// in USD per million tokens (input, output) as published by each provider in
+// 2025; they drift, so a file may override them under targets:. A free tier
+// is priced 0. Context and output caps are approximate too.
+var presetTable = []Preset{
+	{
+		// Free tier; paid "developer" tier lists about $0.59 / $0.79.
+		Name: "groq", Dialect: OpenAI, BaseURL: "https://api.groq.com/openai/v1",
+		KeyEnv: "GROQ_API_KEY", Pool: Free,
+		Model: "llama-3.3-70b-versatile", Family: "llama-3.3-70b",
+		Context: 131072, MaxOutput: 32768,
+		Docs: "https://console.groq.com/docs/openai",
+	},
+	{
+		// Free tier (context capped near 64k there); paid about $0.85 / $1.20.
+		Name: "cerebras", Dialect: OpenAI, BaseURL: "https://api.cerebras.ai/v1",
+		KeyEnv: "CEREBRAS_API_KEY", Pool: Free,
+		Model: "llama-3.3-70b", Family: "llama-3.3-70b",
+		Context: 65536,
+		Docs:    "https://inference-docs.cerebras.ai/resources/openai",
+	},
+	{
+		// Credit balance; price varies with the upstream OpenRouter picks.
+		Name: "openrouter", Dialect: OpenAI, BaseURL: "https://openrouter.ai/api/v1",
+		KeyEnv: "OPENROUTER_API_KEY", Pool: Credit,
+		Model: "meta-llama/llama-3.3-70b-instruct", Family: "llama-3.3-70b",
+		Context: 131072, Price: Price{In: 0.12, Out: 0.30},
+		Docs: "https://openrouter.ai/docs/quickstart",
+	},
+	{
+		Name: "openai", Dialect: OpenAI, BaseURL: "https://api.openai.com/v1",
+		KeyEnv: "OPENAI_API_KEY", Pool: Payg,
+		Model: "gpt-4o-mini", Family: "gpt-4o-mini",
+		Context: 128000, MaxOutput: 16384, Price: Price{In: 0.15, Out: 0.60},
+		Docs: "https://platform.openai.com/docs/api-reference/introduction",
+	},
+	{
+		Name: "mistral", Dialect: OpenAI, BaseURL: "https://api.mistral.ai/v1",
+		KeyEnv: "MISTRAL_API_KEY", Pool: Payg,
+		Model: "mistral-small-latest", Family: "mistral-small",
+		Context: 131072, Price: Price{In: 0.10, Out: 0.30},
+		Docs: "https://docs.mistral.ai/api/",
+	},
+	{
+		Name: "xai", Dialect: OpenAI, BaseURL: "https://api.x.ai/v1",
+		KeyEnv: "XAI_API_KEY", Pool: Payg,
+		Model: "grok-3-mini", Family: "grok-3-mini",
+		Context: 131072, Price: Price{In: 0.30, Out: 0.50},
+		Docs: "https://docs.x.ai/docs/api-reference",
+	},
+	{
+		Name: "fireworks", Dialect: OpenAI, BaseURL: "https://api.fireworks.ai/inference/v1",
+		KeyEnv: "FIREWORKS_API_KEY", Pool: Payg,
+		Model: "accounts/fireworks/models/llama-v3p3-70b-instruct", Family: "llama-3.3-70b",
+		Context: 131072, Price: Price{In: 0.90, Out: 0.90},
+		Docs: "https://docs.fireworks.ai/tools-sdks/openai-compatibility",
+	},
+	{
+		// DeepSeek documents https://api.deepseek.com and, as an alias for
+		// OpenAI clients, https://api.deepseek.com/v1 (the "v1" is not a
+		// model version). Price is the cache-miss input price.
+		Name: "deepseek", Dialect: OpenAI, BaseURL: "https://api.deepseek.com",
+		KeyEnv: "DEEPSEEK_API_KEY", Pool: Prepaid,
+		Model: "deepseek-chat", Family: "deepseek-chat",
+		Context: 131072, MaxOutput: 8192, Price: Price{In: 0.28, Out: 0.42},
+		Docs: "https://api-docs.deepseek.com/",
+	},
+	{
+		Name: "together", Dialect: OpenAI, BaseURL: "https://api.together.xyz/v1",
+		KeyEnv: "TOGETHER_API_KEY", Pool: Prepaid,
+		Model: "meta-llama/Llama-3.3-70B-Instruct-Turbo", Family: "llama-3.3-70b",
+		Context: 131072, Price: Price{In: 0.88, Out: 0.88},
+		Docs: "https://docs.together.ai/docs/openai-api-compatibility",
+	},
+	{
+		// No key and no default model: Default adds it only when
+		// DETOUR_OLLAMA_MODEL names the model to use.
+		Name: "ollama", Dialect: OpenAI, BaseURL: "http://127.0.0.1:11434/v1",
+		Pool: Local,
+		Docs: "https://github.com/ollama/ollama/blob/main/docs/openai.md",
+	},
+}
+
+// Presets returns a copy of the built-in presets, free tiers first.
+func Presets() []Preset { return slices.Clone(presetTable) }
+
+// LookupPreset returns the built-in preset called name.
+func LookupPreset(name string) (Preset, bool) {
+	for _, p := range presetTable {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
+
+// presetNames returns the presets' names in table order.
+func presetNames() []string {
+	names := make([]string, len(presetTable))
+	for i, p := range presetTable {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Environment variables Default reads besides the presets' key variables.
+const (
+	// EnvOllamaModel names the Ollama model Default adds at the end of its
+	// chain (e.g. "qwen2.5:7b"); unset leaves Ollama out.
+	EnvOllamaModel = "DETOUR_OLLAMA_MODEL"
+	// EnvOllamaHost is Ollama's own address variable ("127.0.0.1:11434",
+	// "http://host:11434"); unset means the preset's address.
+	EnvOllamaHost = "OLLAMA_HOST"
+)
+
+// Default builds the config used when there is no file: one provider per
+// preset whose key variable is set, and one route "default" chaining their
+// default models, free tiers first, then credit, pay-as-you-go, prepaid and
+// local (cheapest first within a pool). Ollama joins only when
+// DETOUR_OLLAMA_MODEL is set. With nothing set the error wraps ErrNoKeys and
+// says which variables to set. A nil getenv means os.Getenv.
+func Default(getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := &Config{Providers: map[string]Provider{}, Routes: map[string]Route{}}
+	var chosen []Preset
+	for _, ps := range presetTable {
+		switch {
+		case ps.KeyEnv != "" && strings.TrimSpace(getenv(ps.KeyEnv)) != "":
+		case ps.Name == "ollama" && getenv(EnvOllamaModel) != "":
+			ps.Model = getenv(EnvOllamaModel)
+			if h := getenv(EnvOllamaHost); h != "" {
+				ps.BaseURL = ollamaBaseURL(h)
+			}
+		default:
+			continue
+		}
+		chosen = append(chosen, ps)
+		c.Providers[ps.Name] = ps.provider(ps.Name)
+	}
+	if len(chosen) == 0 {
+		return nil, &Error{Err: ErrNoKeys, Msg: noKeysMsg()}
+	}
+	slices.SortStableFunc(chosen, func(a, b Preset) int {
+		return cmp.Or(cmp.Compare(poolRank(a.Pool), poolRank(b.Pool)),
+			cmp.Compare(a.Price.In+a.Price.Out, b.Price.In+b.Price.Out))
+	})
+	r := Route{Name: DefaultRoute, BudgetName: "interactive", Budget: policy.Interactive()}
+	for _, ps := range chosen {
+		r.Chain = append(r.Chain, ps.Name+"/"+ps.Model)
+	}
+	c.Routes[DefaultRoute] = r
+	return c, nil
+}
+
+// noKeysMsg tells the user what to set when Default finds nothing.
+func noKeysMsg() string {
+	var vars []string
+	for _, ps := range presetTable {
+		if ps.KeyEnv == "" {
+			continue
+		}
+		v := ps.KeyEnv
+		if ps.Pool == Free {
+			v += " (free tier)"
+		}
+		vars = append(vars, v)
+	}
+	return fmt.Sprintf("no config file and no provider key in the environment: "+
+		"export at least one of %s; or set %s=MODEL to use a local Ollama; "+
+		"or write %s (see examples/detour.yaml) and point %s or --config at it; "+
+		"or run `detour demo` to try detour against simulated providers",
+		strings.Join(vars, ", "), EnvOllamaModel, FileName, EnvConfig)
+}
+
+// ollamaBaseURL turns an OLLAMA_HOST value into the base URL of Ollama's
+// OpenAI-compatible API, reading it as Ollama does: no scheme means http on
+// port 11434; http:// and https:// without a port mean 80 and 443; a path is
+// kept. An unspecified address (0.0.0.0, ::) means loopback.
+func ollamaBaseURL(host string) string {
+	host = strings.TrimSpace(host)
+	scheme, port := "http", "11434"
+	if s, rest, ok := strings.Cut(host, "://"); ok {
+		scheme, host, port = s, rest, "80"
+		if s == "https" {
+			port = "443"
+		}
+	}
+	hostport, path, _ := strings.Cut(host, "/")
+	h, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		h, p = strings.Trim(hostport, "[]"), port
+	}
+	if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
+		h = "127.0.0.1"
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(h, p),
+		Path: strings.TrimRight("/"+path, "/") + "/v1"}
+	return u.String()
+}

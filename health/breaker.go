@@ -1,0 +1,270 @@
+package health
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/detourhq/detour/classify"
+)
+
+// Breaker is the per-target circuit breaker. Each key ("provider/model") has
+// its own state: closed, open until a time, or half-open with at most one
+// probe out.
+//
+// A Breaker is safe for concurrent use. It holds no mutable state itself:
+// settings are read-only after New and every entry lives in the Store, whose
+// Update is atomic per key (the MemoryStore's mutex guards its map).
+type Breaker struct {
+	s     Settings // with defaults applied; read-only
+	store Store
+}
+
+// New returns a Breaker with settings s (zero fields take defaults) and its
+// state in memory.
+func New(s Settings) *Breaker { return NewWithStore(s, nil) }
+
+// NewWithStore returns a Breaker keeping its state in st; nil means a new
+// MemoryStore.
+func NewWithStore(s Settings, st Store) *Breaker {
+	if st == nil {
+		st = new(MemoryStore)
+	}
+	return &Breaker{s: s.withDefaults(), store: st}
+}
+
+// Settings returns the settings in force, defaults filled in.
+func (b *Breaker) Settings() Settings { return b.s }
+
+// Allow asks to send one attempt to key at now.
+//
+//   - Closed: allowed, a plain permit.
+//   - Open before its Until: a *ParkedError (State Open).
+//   - Open with its time up, or half-open with no probe out: the target turns
+//     half-open and this caller alone gets a permit with Probe set.
+//   - Half-open with a probe out: a *ParkedError (State HalfOpen) until that
+//     probe reports through Done (or its ProbeTimeout passes).
+//
+// Every permit must go back to Done exactly once. An error that does not
+// match ErrParked comes from the Store; the target's state is then unknown
+// and the caller may send anyway (health is advisory).
+func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
+	var (
+		p      Permit
+		parked *ParkedError
+	)
+	err := b.store.Update(key, func(e *Entry) bool {
+		p, parked = Permit{}, nil
+		save := initEntry(e, key)
+		switch e.State {
+		case Open:
+			if now.Before(e.Until) {
+				parked = &ParkedError{Key: key, Until: e.Until, Reason: e.Reason, State: Open}
+				return save
+			}
+		case HalfOpen:
+			if !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil) {
+				parked = &ParkedError{Key: key, Until: e.ProbeUntil, Reason: e.Reason, State: HalfOpen}
+				return save
+			}
+		default: // Closed
+			p = Permit{Key: key, gen: e.Generation}
+			return save
+		}
+		// The park is over (or the last probe was released or lost): this
+		// caller probes.
+		e.State = HalfOpen
+		e.Generation++
+		e.ProbeUntil = now.Add(b.s.ProbeTimeout)
+		p = Permit{Key: key, Probe: true, gen: e.Generation}
+		return true
+	})
+	if err != nil {
+		return Permit{}, fmt.Errorf("health: %s: %w", key, err)
+	}
+	if parked != nil {
+		return Permit{}, parked
+	}
+	return p, nil
+}
+
+// Done reports the outcome of the attempt p allowed. Call it once per
+// permit, as soon as the outcome is known (for a stream, when it ends).
+//
+//   - Success (Kind ""): the target closes and its failure count resets.
+//   - classify.Wall: the target parks until o.Until (capped by MaxPark), or
+//     for WallCooldown when o.Until names no reset. A wall parks even when p
+//     is stale (a wall is a fact about the key), but never shortens a
+//     longer park already in force.
+//   - classify.Transient, classify.Unknown (and any kind not listed here)
+//     with o.Until after now: the target parks until o.Until (capped). The
+//     router does this when the server asks for a wait longer than it will
+//     take.
+//   - The same without o.Until: the failure counts; FailureThreshold
+//     consecutive ones open the target for OpenFor. A failed probe re-opens
+//     it for OpenFor at once.
+//   - classify.Invalid, classify.Policy, classify.Canceled,
+//     classify.ContextOverflow are not the target's fault: they never open
+//     and never count. If one ends a probe, the probe slot is released and
+//     the next caller may probe.
+//
+// Outcomes other than a wall are dropped when p is stale: issued before the
+// target last changed state (or for another key). Store errors are dropped:
+// health is advisory, and a lost outcome costs at most a late park.
+func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
+	_ = b.store.Update(key, func(e *Entry) bool {
+		save := initEntry(e, key)
+		stale := p.Key != key || p.gen != e.Generation
+		switch {
+		case o.Kind == classify.Wall:
+			if !stale {
+				e.Failures++
+			}
+			return b.park(e, b.parkUntil(o.Until, now), orDefault(o.Reason, "wall"), now) || !stale || save
+		case stale:
+			return save
+		case o.Kind == "":
+			if e.State == Closed && e.Failures == 0 {
+				return save
+			}
+			if e.State != Closed {
+				e.Generation++
+			}
+			e.State, e.Failures = Closed, 0
+			e.Until, e.Reason, e.ProbeUntil = time.Time{}, "", time.Time{}
+			return true
+		case excluded(o.Kind):
+			if p.Probe && e.State == HalfOpen {
+				e.ProbeUntil = time.Time{}
+				return true
+			}
+			return save
+		}
+		e.Failures++
+		switch {
+		case o.Until.After(now):
+			b.open(e, b.cap(o.Until, now), orDefault(o.Reason, string(o.Kind)+": asked to wait"))
+		case e.State == HalfOpen:
+			b.open(e, b.cap(now.Add(b.s.OpenFor), now), orDefault(o.Reason, "probe failed"))
+		case e.Failures >= b.s.FailureThreshold:
+			b.open(e, b.cap(now.Add(b.s.OpenFor), now),
+				orDefault(o.Reason, fmt.Sprintf("%d consecutive failures", e.Failures)))
+		}
+		return true
+	})
+}
+
+// Park parks key until until (capped by MaxPark), for reason. An until not
+// after now means WallCooldown. A longer park already in force is kept.
+// Permits issued before the park are stale from then on.
+func (b *Breaker) Park(key string, until time.Time, reason string, now time.Time) {
+	_ = b.store.Update(key, func(e *Entry) bool {
+		save := initEntry(e, key)
+		return b.park(e, b.parkUntil(until, now), orDefault(reason, "parked"), now) || save
+	})
+}
+
+// Get returns key's entry as of now, changing nothing: an Open entry whose
+// time is up reads HalfOpen, and an expired probe is not reported. A key never
+// seen reads Closed.
+func (b *Breaker) Get(key string, now time.Time) Entry {
+	var out Entry
+	err := b.store.Update(key, func(e *Entry) bool {
+		out = *e
+		return false
+	})
+	if err != nil || out.State == "" {
+		return Entry{Key: key, State: Closed}
+	}
+	return view(out, now)
+}
+
+// State returns key's state as of now and, when it is Open, the end of its
+// park. It changes nothing (Get reads the same). A key never seen is Closed.
+func (b *Breaker) State(key string, now time.Time) (State, time.Time) {
+	e := b.Get(key, now)
+	if e.State != Open {
+		return e.State, time.Time{}
+	}
+	return e.State, e.Until
+}
+
+// Snapshot returns every known key's entry as of now (as Get reads it),
+// sorted by key, for `detour check` and metrics. Keys appear once Allow, Done
+// or Park has seen them. A store error yields nil.
+func (b *Breaker) Snapshot(now time.Time) []Entry {
+	all, err := b.store.Entries()
+	if err != nil {
+		return nil
+	}
+	for i := range all {
+		all[i] = view(all[i], now)
+	}
+	slices.SortFunc(all, func(x, y Entry) int { return cmp.Compare(x.Key, y.Key) })
+	return all
+}
+
+// park opens e until until unless a park at least as long is in force. It
+// reports whether e changed.
+func (b *Breaker) park(e *Entry, until time.Time, reason string, now time.Time) bool {
+	if e.State == Open && now.Before(e.Until) && !until.After(e.Until) {
+		return false
+	}
+	b.open(e, until, reason)
+	return true
+}
+
+// open moves e to Open until until, starting a new generation.
+func (b *Breaker) open(e *Entry, until time.Time, reason string) {
+	e.State = Open
+	e.Until = until
+	e.Reason = reason
+	e.ProbeUntil = time.Time{}
+	e.Generation++
+}
+
+// parkUntil returns until capped by MaxPark, or now+WallCooldown when until
+// is not after now.
+func (b *Breaker) parkUntil(until, now time.Time) time.Time {
+	if !until.After(now) {
+		until = now.Add(b.s.WallCooldown)
+	}
+	return b.cap(until, now)
+}
+
+// cap returns until, or now+MaxPark when that is sooner.
+func (b *Breaker) cap(until, now time.Time) time.Time {
+	if limit := now.Add(b.s.MaxPark); until.After(limit) {
+		return limit
+	}
+	return until
+}
+
+// initEntry makes a zero entry a closed one for key, reporting whether it did.
+// Generations start at 1, so the zero Permit is stale everywhere.
+func initEntry(e *Entry, key string) bool {
+	if e.State != "" && e.Generation != 0 {
+		return false
+	}
+	*e = Entry{Key: key, State: Closed, Generation: 1}
+	return true
+}
+
+// view returns e as it reads at now.
+func view(e Entry, now time.Time) Entry {
+	if e.State == Open && !now.Before(e.Until) {
+		e.State = HalfOpen
+	}
+	if !e.ProbeUntil.IsZero() && !now.Before(e.ProbeUntil) {
+		e.ProbeUntil = time.Time{}
+	}
+	return e
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

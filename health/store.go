@@ -1,0 +1,78 @@
+package health
+
+import (
+	"sync"
+	"time"
+)
+
+// Entry is one target's breaker state: what a Store keeps per key and what
+// Snapshot reports. It is a plain value with JSON tags, so a store may keep
+// it as bytes.
+type Entry struct {
+	// Key is the target ("provider/model").
+	Key string `json:"key"`
+	// State is Closed, Open or HalfOpen. An Open entry whose Until has
+	// passed is half-open in fact; Snapshot and Get report it so.
+	State State `json:"state"`
+	// Until is the end of the current (or last) park; zero when the target
+	// was never parked or has closed since.
+	Until time.Time `json:"until,omitzero"`
+	// Reason is the one-line reason of the current (or last) park.
+	Reason string `json:"reason,omitempty"`
+	// Failures counts consecutive failures (transient, unknown, wall); a
+	// success resets it. Outcomes that are not the target's fault leave it.
+	Failures int `json:"failures"`
+	// Generation changes on every state change and every probe issued;
+	// outcomes of permits from another generation are dropped.
+	Generation uint64 `json:"generation"`
+	// ProbeUntil is set while a half-open probe is out: until then no other
+	// caller may probe. Zero when no probe is out.
+	ProbeUntil time.Time `json:"probe_until,omitzero"`
+}
+
+// Store keeps breaker entries. The memory store is the only one today; a
+// shared store (a sqlite file for processes on one machine, Redis for a
+// fleet) implements the same two methods.
+type Store interface {
+	// Update calls fn with the entry stored under key (or a zero Entry when
+	// there is none) and, when fn returns true, stores what fn left. Reading,
+	// fn and writing are one atomic step with respect to every other Update
+	// of the key, in this process and, for a shared store, in others. An
+	// optimistic store may call fn again on conflict, with the entry read
+	// afresh; only the last call counts, so fn must not rely on running once.
+	Update(key string, fn func(e *Entry) (save bool)) error
+	// Entries returns a copy of every stored entry, in any order.
+	Entries() ([]Entry, error)
+}
+
+// MemoryStore is a Store held in this process's memory. The zero value is
+// ready to use; it is safe for concurrent use.
+type MemoryStore struct {
+	mu      sync.Mutex       // guards entries, and makes each Update atomic
+	entries map[string]Entry // by key
+}
+
+// Update implements Store. fn runs with the store's lock held, once.
+func (m *MemoryStore) Update(key string, fn func(e *Entry) bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[key]
+	if fn(&e) {
+		if m.entries == nil {
+			m.entries = make(map[string]Entry)
+		}
+		m.entries[key] = e
+	}
+	return nil
+}
+
+// Entries implements Store.
+func (m *MemoryStore) Entries() ([]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		out = append(out, e)
+	}
+	return out, nil
+}

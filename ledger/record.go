@@ -1,0 +1,98 @@
+package ledger
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// TimeLayout is the layout of a Record's time: RFC 3339 with milliseconds,
+// always UTC ("2025-06-01T12:00:00.123Z").
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// The status words of a Record besides classify's ("http_429",
+// "net_timeout", ...).
+const (
+	// StatusOK is a successful attempt.
+	StatusOK = "ok"
+	// StatusSkippedParked is a target the router did not send to because
+	// its health was open (parked) or half-open with a probe out.
+	StatusSkippedParked = "skipped_parked"
+	// StatusSkippedNoKey is a target whose provider has no key set.
+	StatusSkippedNoKey = "skipped_no_key"
+)
+
+// Record is one attempt: one exchange with one target, or one target
+// skipped. It is written as one JSON line. It never holds prompt or response
+// text, nor keys; a test pins its field names.
+type Record struct {
+	// Time is when the attempt started. Written as RFC 3339 with
+	// milliseconds, in UTC.
+	Time time.Time `json:"time"`
+	// RequestID ties the attempts of one request together.
+	RequestID string `json:"request_id"`
+	// Route is the route the request asked for ("default"), or the target
+	// when the request named one directly.
+	Route string `json:"route"`
+	// Provider and Model name the target ("groq", "llama-3.3-70b-versatile").
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Hop is the 0-based index of the target within the request: 0 for the
+	// first target, +1 each time the router moves to another target.
+	Hop int `json:"hop"`
+	// Attempt is the 1-based attempt on this target within the request.
+	Attempt int `json:"attempt"`
+	// Failover is true when this target is not the request's first.
+	Failover bool `json:"failover"`
+	// Status is what came back: StatusOK, classify's words ("http_429",
+	// "http_402", "net_timeout", "net_reset", ...), or a skip
+	// (StatusSkippedParked, StatusSkippedNoKey).
+	Status string `json:"status"`
+	// Kind is the failure kind, a classify.Kind word ("transient", "wall",
+	// ...); empty on success and on skips.
+	Kind string `json:"kind"`
+	// Action is what the router did after this attempt: "return", "retry",
+	// "failover", "fallback", "queue", "degrade", "static", "fail".
+	Action string `json:"action"`
+	// TokensIn and TokensOut are the tokens the provider reported (billed
+	// ones, on a failure too); 0 when unknown.
+	TokensIn  int `json:"tokens_in"`
+	TokensOut int `json:"tokens_out"`
+	// Seconds is how long the attempt took.
+	Seconds float64 `json:"seconds"`
+	// WaitSeconds is the wait the router took after this attempt, before
+	// its next send (backoff, Retry-After, queue); 0 when it moved on at
+	// once or stopped.
+	WaitSeconds float64 `json:"wait_seconds"`
+	// RetryAfterS is the wait the provider asked for, in seconds; omitted
+	// when it asked none.
+	RetryAfterS float64 `json:"retry_after_s,omitempty"`
+	// Cost is the attempt's cost in USD at the target's prices.
+	Cost float64 `json:"cost"`
+	// Reason is one line saying what happened (classify's reason, at most
+	// 140 characters by its rule; the ledger does not cut it).
+	Reason string `json:"reason"`
+}
+
+// MarshalJSON writes r with its time in TimeLayout, UTC. Unmarshalling needs
+// no help: time.Time reads that layout.
+func (r Record) MarshalJSON() ([]byte, error) { return json.Marshal(r.wire()) }
+
+// plainRecord is Record without its methods, so encoding it does not recurse.
+type plainRecord Record
+
+// wireRecord is a Record as written: its Time field shadows plainRecord's.
+type wireRecord struct {
+	Time string `json:"time"`
+	plainRecord
+}
+
+func (r Record) wire() *wireRecord {
+	return &wireRecord{r.Time.UTC().Format(TimeLayout), plainRecord(r)}
+}
+
+// Seconds returns d in seconds, rounded to the millisecond, for Record's
+// duration fields.
+func Seconds(d time.Duration) float64 {
+	return math.Round(d.Seconds()*1000) / 1000
+}

@@ -1,0 +1,229 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/detourhq/detour/classify"
+)
+
+// Action is what the router does after a failed attempt. The words appear in
+// the ledger.
+type Action string
+
+// The actions of DESIGN.md.
+const (
+	// Retry sends again to the same target after Decision.Wait.
+	Retry Action = "retry"
+	// Failover moves to the next candidate serving the same model family.
+	Failover Action = "failover"
+	// Fallback moves to the next candidate serving another model family.
+	Fallback Action = "fallback"
+	// Queue waits Decision.Wait for the earliest parked target's reset.
+	Queue Action = "queue"
+	// Degrade answers with a lesser result the route allows.
+	Degrade Action = "degrade"
+	// Static answers with the route's zero-cost last resort.
+	Static Action = "static"
+	// Fail ends the request with the failure (closed).
+	Fail Action = "fail"
+	// Return ends the request with an answer; the ledger's action for "ok".
+	Return Action = "return"
+)
+
+// Phase is how far a request got on the failed attempt.
+type Phase string
+
+// The phases of an attempt. Replay is safe only before output or side effects.
+const (
+	PhaseNone          Phase = "none"
+	PhaseSent          Phase = "sent"
+	PhaseOutputStarted Phase = "output_started"
+	PhaseToolStarted   Phase = "tool_started"
+	PhaseCommitted     Phase = "committed"
+)
+
+// Replayable reports whether a request in phase p may be sent again.
+func (p Phase) Replayable() bool { return p == "" || p == PhaseNone || p == PhaseSent }
+
+// Next describes the candidate the router would move to. The router has
+// already dropped candidates that are parked, keyless or tried.
+type Next struct {
+	// Exists is false when no candidate remains.
+	Exists bool
+	// SameFamily is true when it serves the failed target's model family.
+	SameFamily bool
+	// LargerContext is true when it has a larger context window than the
+	// failed target (the one adaptation allowed for a context overflow).
+	LargerContext bool
+	// ExtraCost is the USD it would add over the route's first target for
+	// this request, by estimate; 0 when not dearer.
+	ExtraCost float64
+}
+
+// Input is everything Decide reads. It is a plain value: Decide keeps none.
+type Input struct {
+	Failure classify.Failure
+	Phase   Phase
+	Budget  Budget
+	// Now is the time of the decision; Started when the request began.
+	Now     time.Time
+	Started time.Time
+	// Attempts counts sends that reached a provider in this request,
+	// including the failed one; TargetAttempts counts those to this target.
+	Attempts       int
+	TargetAttempts int
+	// UnknownHops counts hops already taken because of Unknown failures.
+	UnknownHops int
+	// FailClosed lists the kinds that end the request; nil means invalid
+	// and policy.
+	FailClosed []classify.Kind
+	// NoFallback forbids moving to another model family.
+	NoFallback bool
+	// SpentExtra is the USD the request already added beyond its primary.
+	SpentExtra float64
+	// Next is the candidate the router would move to.
+	Next Next
+	// EarliestReset is when the first parked candidate of the route may be
+	// tried again; zero when none is parked. Used only to Queue.
+	EarliestReset time.Time
+	// Jitter is a uniform random number in [0, 1) for backoff jitter.
+	Jitter float64
+}
+
+// Decision is exactly one action, with its wait and whether to park the
+// failed target.
+type Decision struct {
+	Action Action
+	// Wait is the time to wait before the next send (Retry and Queue only).
+	Wait time.Duration
+	// Park asks the router to park the failed target until ParkUntil (zero:
+	// the health store's cooldown).
+	Park      bool
+	ParkUntil time.Time
+	// Why says in a few words why this action was chosen.
+	Why string
+}
+
+// DefaultFailClosed are the kinds that end a request when a route names none.
+var DefaultFailClosed = []classify.Kind{classify.Invalid, classify.Policy}
+
+// Decide turns one failure into one action. It is pure: the same Input always
+// gives the same Decision.
+func Decide(in Input) Decision {
+	b := in.Budget.WithDefaults()
+	f := in.Failure
+	failClosed := in.FailClosed
+	if failClosed == nil {
+		failClosed = DefaultFailClosed
+	}
+	switch {
+	case f.Kind == classify.Canceled:
+		return Decision{Action: Fail, Why: "caller cancelled"}
+	case slices.Contains(failClosed, f.Kind):
+		return Decision{Action: Fail, Why: fmt.Sprintf("%s fails closed", f.Kind)}
+	case !in.Phase.Replayable():
+		return Decision{Action: Fail, Why: fmt.Sprintf("not replayable after %s", in.Phase)}
+	}
+
+	deadline := in.Started.Add(b.Deadline)
+	left := deadline.Sub(in.Now)
+	if left <= 0 {
+		return Decision{Action: Fail, Why: "deadline reached"}
+	}
+	if in.Attempts >= b.MaxAttempts {
+		return Decision{Action: Fail, Why: fmt.Sprintf("budget of %d attempts spent", b.MaxAttempts)}
+	}
+
+	switch f.Kind {
+	case classify.ContextOverflow:
+		if in.Next.Exists && in.Next.LargerContext {
+			return moveOn(in, b, Decision{Why: "a larger context follows"})
+		}
+		return Decision{Action: Fail, Why: "context overflow; no larger-context target follows"}
+	case classify.Wall:
+		return moveOn(in, b, Decision{Park: true, ParkUntil: f.Until, Why: "wall"})
+	case classify.Unknown:
+		if in.UnknownHops >= 1 {
+			return Decision{Action: Fail, Why: "unknown failure after one hop"}
+		}
+		return moveOn(in, b, Decision{Why: "unknown failure: one hop"})
+	}
+
+	// Transient (and anything unexpected is treated as transient).
+	if f.ShouldRetry < 0 {
+		return moveOn(in, b, Decision{Why: "provider said x-should-retry: false"})
+	}
+	if f.RetryAfter > b.MaxServerWait {
+		return moveOn(in, b, Decision{Park: true, ParkUntil: f.Until,
+			Why: fmt.Sprintf("server wait %s over the %s cap", f.RetryAfter.Round(time.Millisecond), b.MaxServerWait)})
+	}
+	if in.TargetAttempts >= b.MaxPerTarget {
+		return moveOn(in, b, Decision{Why: fmt.Sprintf("%d attempts on this target", in.TargetAttempts)})
+	}
+	wait := f.RetryAfter
+	if wait <= 0 {
+		wait = Backoff(b, in.TargetAttempts, in.Jitter)
+	}
+	room := left
+	if in.Next.Exists {
+		room -= b.Reserve
+	}
+	if wait >= room {
+		d := Decision{Why: fmt.Sprintf("wait %s does not fit the budget", wait.Round(time.Millisecond))}
+		if f.RetryAfter > 0 {
+			d.Park, d.ParkUntil = true, f.Until
+		}
+		return moveOn(in, b, d)
+	}
+	return Decision{Action: Retry, Wait: wait, Why: "transient"}
+}
+
+// moveOn picks the hop to the next candidate, or queue or fail when none fits.
+func moveOn(in Input, b Budget, d Decision) Decision {
+	if in.Next.Exists {
+		if !in.Next.SameFamily && in.NoFallback {
+			d.Action = Fail
+			d.Why += "; fallback to another model not allowed"
+			return d
+		}
+		if b.MaxExtraCost > 0 && in.SpentExtra+in.Next.ExtraCost > b.MaxExtraCost {
+			d.Action = Fail
+			d.Why += fmt.Sprintf("; next candidate exceeds the $%g extra-cost ceiling", b.MaxExtraCost)
+			return d
+		}
+		d.Action = Fallback
+		if in.Next.SameFamily {
+			d.Action = Failover
+		}
+		return d
+	}
+	if b.Queue && !in.EarliestReset.IsZero() {
+		wait := in.EarliestReset.Sub(in.Now)
+		if wait < 0 {
+			wait = 0
+		}
+		if in.Now.Add(wait).Before(in.Started.Add(b.Deadline)) {
+			d.Action, d.Wait = Queue, wait
+			d.Why += "; queue for the earliest reset"
+			return d
+		}
+	}
+	d.Action = Fail
+	d.Why += "; no candidate left"
+	return d
+}
+
+// Backoff is the jittered exponential wait before retry n+1 of one target
+// (n = sends to it so far, from 1): BaseBackoff·2^(n-1), capped at
+// MaxBackoff, minus up to 25% jitter. jitter is uniform in [0, 1).
+func Backoff(b Budget, n int, jitter float64) time.Duration {
+	b = b.WithDefaults()
+	d := b.BaseBackoff
+	for i := 1; i < n && d < b.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, b.MaxBackoff)
+	return d - time.Duration(float64(d)*0.25*jitter)
+}

@@ -1,0 +1,183 @@
+package router
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/clock"
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
+)
+
+// Router walks routes. Every field is optional: nil means the default. A
+// Router is safe for concurrent use once its fields are set.
+type Router struct {
+	// Health keeps each target's breaker; nil means a private in-memory one.
+	Health *health.Breaker
+	// Ledger receives one record per attempt; nil discards them.
+	Ledger ledger.Sink
+	// Clock tells time and sleeps; nil means the wall clock.
+	Clock clock.Clock
+	// Rand returns a uniform number in [0, 1) for backoff jitter; nil means
+	// math/rand/v2.
+	Rand func() float64
+	// OnAttempt is called after every attempt and skip, after its ledger
+	// record was written. It must not block for long.
+	OnAttempt func(Attempt)
+	// OnFailover is called for every hop away from a target that failed.
+	OnFailover func(Hop)
+	// NewID makes request ids; nil means 16 random hex digits.
+	NewID func() string
+
+	defaultHealth *health.Breaker
+}
+
+// Options are per-request controls.
+type Options struct {
+	// Start names the provider (or "provider/model" target) to try first; the
+	// chain continues after it and wraps around to the ones before it.
+	Start string
+	// NoFallback sends only to the start target (the first, without Start):
+	// no retry elsewhere, ever.
+	NoFallback bool
+	// RequestID is recorded in the ledger; empty means a new one.
+	RequestID string
+}
+
+// Attempt is one exchange with one target, or one skip. It is a snapshot:
+// callers may keep it.
+type Attempt struct {
+	RequestID string
+	Target    *Target
+	Hop       int
+	N         int
+	Failover  bool
+	Status    string
+	Kind      classify.Kind
+	Action    policy.Action
+	Usage     llm.Usage
+	Duration  time.Duration
+	Wait      time.Duration
+	Cost      float64
+	// Reason is one line (at most 140 characters); empty on success.
+	Reason string
+	// Failure is the classified failure; nil on success and on skips.
+	Failure *classify.Failure
+}
+
+// Hop is a move away from a target that failed.
+type Hop struct {
+	RequestID string
+	// From is the target that just failed, "provider/model".
+	From string
+	// To is the next candidate, "provider/model".
+	To string
+	// Action is failover (same model family) or fallback (another).
+	Action policy.Action
+	// Reason is From's own reason: one line, at most 140 characters.
+	Reason string
+}
+
+// Result is an answered request.
+type Result struct {
+	RequestID string
+	Response  *llm.Response
+	// Target is the target that really answered.
+	Target *Target
+	// Attempts are every attempt and skip, in order.
+	Attempts []Attempt
+	// Degraded is true when the answer came from another model family than
+	// the route's first candidate (a fallback).
+	Degraded bool
+}
+
+func (r *Router) clock() clock.Clock { return clock.Or(r.Clock) }
+
+func (r *Router) health() *health.Breaker {
+	if r.Health != nil {
+		return r.Health
+	}
+	return r.defaultHealth
+}
+
+func (r *Router) jitter() float64 {
+	if r.Rand != nil {
+		return r.Rand()
+	}
+	return mrand.Float64()
+}
+
+func (r *Router) newID() string {
+	if r.NewID != nil {
+		return r.NewID()
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Init prepares defaults that must be shared between calls; Complete calls it
+// when needed, but calling it once before concurrent use avoids a race on the
+// private breaker.
+func (r *Router) Init() *Router {
+	if r.Health == nil && r.defaultHealth == nil {
+		r.defaultHealth = health.New(health.Settings{})
+	}
+	return r
+}
+
+// order returns the candidates for one request: from Start (wrapping round),
+// or only the first when NoFallback is set.
+func order(route *Route, opts Options) ([]*Target, error) {
+	start := 0
+	if opts.Start != "" {
+		start = -1
+		for i := range route.Chain {
+			t := &route.Chain[i]
+			if t.Provider == opts.Start || t.ID() == opts.Start {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			return nil, fmt.Errorf("route %q has no candidate %q", route.Name, opts.Start)
+		}
+	}
+	var out []*Target
+	for i := range route.Chain {
+		out = append(out, &route.Chain[(start+i)%len(route.Chain)])
+		if opts.NoFallback {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Complete sends req down route's chain and returns the first answer. On
+// failure the error is an *Error listing every candidate's reason.
+func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, opts Options) (*Result, error) {
+	if len(route.Chain) == 0 {
+		return nil, fmt.Errorf("route %q has no candidates", route.Name)
+	}
+	r.Init()
+	cands, err := order(route, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &walk{r: r, route: route, cands: cands, opts: opts, clk: r.clock()}
+	w.id = opts.RequestID
+	if w.id == "" {
+		w.id = r.newID()
+	}
+	w.started = w.clk.Now()
+	w.budget = route.Budget.WithDefaults()
+	w.last = make(map[string]Candidate)
+	return w.run(ctx, req)
+}

@@ -1,0 +1,327 @@
+package simulate
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/detourhq/detour/clock"
+)
+
+// The shapes below are OpenAI's chat completions as recorded in
+// https://github.com/maruel/genai (providers/openaichat/testdata/TestClient/
+// Scoreboard/gpt-4.1-nano/GenSync-Text.yaml, GenStream-Text.yaml,
+// GenSync-Tools-SquareRoot-1.yaml, GenStream-Tools-SquareRoot-1.yaml, commit
+// 89838964649b99f965ab661fde507f5f4bddf6ae): field order, null fields, a
+// 2-space pretty body ending in a newline, compact chunks, "usage": null on
+// every chunk only when include_usage asked for the extra usage chunk, and an
+// "obfuscation" padding field on OpenAI's chunks.
+
+// end says how an answer ends.
+type end int
+
+const (
+	endNormal     end = iota // finish_reason chunk, usage chunk if asked, [DONE]
+	endFiltered              // finish_reason content_filter, no content
+	endCut                   // connection closed after Fault.Chunks events
+	endErrorFrame            // error frame after Fault.Chunks events
+)
+
+// answer is one successful completion before encoding.
+type answer struct {
+	id, model, fingerprint string
+	created                int64
+	text                   string
+	tool                   *toolPick
+	callID                 string
+	finish                 string
+	prompt, completion     int
+	includeUsage           bool
+	obfuscate              bool
+	seed                   uint64
+}
+
+func newAnswer(t *target, req *chatReq, seq uint64, created int64, filtered bool) *answer {
+	a := &answer{
+		id:           "chatcmpl-" + token(seq, 29, base62),
+		model:        req.model,
+		fingerprint:  "fp_" + token(hash(t.Name+"/"+req.model), 10, hexDigits),
+		created:      created,
+		finish:       "stop",
+		prompt:       req.promptTokens,
+		includeUsage: req.includeUsage,
+		obfuscate:    req.obfuscate && style(t.Style) == StyleOpenAI,
+		seed:         seq,
+	}
+	switch {
+	case filtered:
+		a.finish = "content_filter"
+	case req.tool != nil:
+		a.tool, a.finish = req.tool, "tool_calls"
+		a.callID = "call_" + token(seq^0x5eed, 24, base62)
+		a.completion = (len(req.tool.name) + len(req.tool.args) + 3) / 4
+	default:
+		a.text = "Hello from " + t.Name + "/" + req.model + "."
+		a.completion = (utf8.RuneCountInString(a.text) + 3) / 4
+	}
+	return a
+}
+
+// pieces splits the answer text (or the tool arguments) into stream deltas.
+func (a *answer) pieces() []string {
+	if a.tool != nil {
+		return splitRunes(a.tool.args, 6)
+	}
+	var out []string
+	start := 0
+	for i, r := range a.text {
+		if i > start && (r == ' ' || r == '/' || (r == '.' && i == len(a.text)-1)) {
+			out = append(out, a.text[start:i])
+			start = i
+		}
+	}
+	if start < len(a.text) {
+		out = append(out, a.text[start:])
+	}
+	return out
+}
+
+type usageJSON struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+		AudioTokens  int `json:"audio_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens          int `json:"reasoning_tokens"`
+		AudioTokens              int `json:"audio_tokens"`
+		AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+		RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (a *answer) usage() usageJSON {
+	return usageJSON{PromptTokens: a.prompt, CompletionTokens: a.completion, TotalTokens: a.prompt + a.completion}
+}
+
+type functionJSON struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type toolCallJSON struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function functionJSON `json:"function"`
+}
+
+// completionJSON is the non-streamed body.
+func (a *answer) completionJSON() []byte {
+	type message struct {
+		Role        string         `json:"role"`
+		Content     *string        `json:"content"`
+		ToolCalls   []toolCallJSON `json:"tool_calls,omitempty"`
+		Refusal     *string        `json:"refusal"`
+		Annotations []struct{}     `json:"annotations"`
+	}
+	type choice struct {
+		Index        int       `json:"index"`
+		Message      message   `json:"message"`
+		Logprobs     *struct{} `json:"logprobs"`
+		FinishReason string    `json:"finish_reason"`
+	}
+	v := struct {
+		ID                string    `json:"id"`
+		Object            string    `json:"object"`
+		Created           int64     `json:"created"`
+		Model             string    `json:"model"`
+		Choices           []choice  `json:"choices"`
+		Usage             usageJSON `json:"usage"`
+		ServiceTier       string    `json:"service_tier"`
+		SystemFingerprint string    `json:"system_fingerprint"`
+	}{ID: a.id, Object: "chat.completion", Created: a.created, Model: a.model,
+		Usage: a.usage(), ServiceTier: "default", SystemFingerprint: a.fingerprint}
+	m := message{Role: "assistant", Annotations: []struct{}{}}
+	switch {
+	case a.tool != nil:
+		m.ToolCalls = []toolCallJSON{{ID: a.callID, Type: "function", Function: functionJSON{Name: a.tool.name, Arguments: a.tool.args}}}
+	case a.finish != "content_filter":
+		m.Content = &a.text
+	}
+	v.Choices = []choice{{Message: m, FinishReason: a.finish}}
+	return append(marshalIndent(v, "  "), '\n')
+}
+
+type deltaJSON struct {
+	Role      string          `json:"role,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	ToolCalls []toolCallJSON  `json:"tool_calls,omitempty"`
+	Refusal   json.RawMessage `json:"refusal,omitempty"`
+}
+
+type choiceDeltaJSON struct {
+	Index        int       `json:"index"`
+	Delta        deltaJSON `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// chunk encodes one chat.completion.chunk; choices nil is the usage chunk.
+func (a *answer) chunk(n int, choices []choiceDeltaJSON, usage *usageJSON) []byte {
+	v := struct {
+		ID                string            `json:"id"`
+		Object            string            `json:"object"`
+		Created           int64             `json:"created"`
+		Model             string            `json:"model"`
+		ServiceTier       string            `json:"service_tier"`
+		SystemFingerprint string            `json:"system_fingerprint"`
+		Choices           []choiceDeltaJSON `json:"choices"`
+		Usage             json.RawMessage   `json:"usage,omitempty"`
+		Obfuscation       string            `json:"obfuscation,omitempty"`
+	}{ID: a.id, Object: "chat.completion.chunk", Created: a.created, Model: a.model,
+		ServiceTier: "default", SystemFingerprint: a.fingerprint, Choices: choices}
+	if v.Choices == nil {
+		v.Choices = []choiceDeltaJSON{}
+	}
+	switch {
+	case usage != nil:
+		v.Usage, _ = marshal(usage)
+	case a.includeUsage:
+		v.Usage = json.RawMessage("null")
+	}
+	if a.obfuscate {
+		x := splitmix(splitmix(a.seed^0x6f626675736361) + uint64(n))
+		v.Obfuscation = token(x, 1+int(x%15), base62)
+	}
+	b, _ := marshal(v)
+	return b
+}
+
+// events returns the data of the stream's events: head (the role chunk and
+// the content or argument deltas, where a cut may fall) and tail (the
+// finish_reason chunk and, when asked, the usage chunk).
+func (a *answer) events() (head, tail [][]byte) {
+	zero := 0
+	role := deltaJSON{Role: "assistant", Content: json.RawMessage(`""`), Refusal: json.RawMessage("null")}
+	if a.tool != nil {
+		role.Content = json.RawMessage("null")
+		role.ToolCalls = []toolCallJSON{{Index: &zero, ID: a.callID, Type: "function", Function: functionJSON{Name: a.tool.name}}}
+	}
+	head = append(head, a.chunk(0, []choiceDeltaJSON{{Delta: role}}, nil))
+	if a.finish != "content_filter" {
+		for _, p := range a.pieces() {
+			var d deltaJSON
+			if a.tool != nil {
+				d.ToolCalls = []toolCallJSON{{Index: &zero, Function: functionJSON{Arguments: p}}}
+			} else {
+				d.Content, _ = marshal(p)
+			}
+			head = append(head, a.chunk(len(head), []choiceDeltaJSON{{Delta: d}}, nil))
+		}
+	}
+	fin := a.finish
+	tail = append(tail, a.chunk(len(head), []choiceDeltaJSON{{FinishReason: &fin}}, nil))
+	if a.includeUsage {
+		u := a.usage()
+		tail = append(tail, a.chunk(len(head)+1, nil, &u))
+	}
+	return head, tail
+}
+
+// errorFrame is the data of OpenAI's in-stream error, as captured in
+// https://github.com/sashabaranov/go-openai/issues/69.
+func errorFrame(requestID string) []byte {
+	v := struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
+		} `json:"error"`
+	}{}
+	v.Error.Message = "The server had an error processing your request. Sorry about that! You can retry your request, or contact us through our help center at help.openai.com if you keep seeing this error. (Please include the request ID " + requestID + " in your email.)"
+	v.Error.Type = "server_error"
+	b, _ := marshal(v)
+	return b
+}
+
+// answer writes a 200 answer, streamed or not, ending as e says.
+func (s *Server) answer(ctx context.Context, w http.ResponseWriter, t *target, req *chatReq, seq uint64, ec errCtx, e end) {
+	a := newAnswer(t, req, seq, clock.Or(s.Clock).Now().Unix(), e == endFiltered)
+	lat := t.Latency
+	h := w.Header()
+	h.Set("X-Request-Id", ec.requestID)
+	if !req.stream {
+		wait := lat.FirstToken + lat.PerChunk*time.Duration(len(a.pieces()))
+		if !s.sleep(ctx, wait, true) {
+			return
+		}
+		body := a.completionJSON()
+		h.Set("Content-Type", "application/json")
+		h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(wait).Milliseconds(), 10))
+		applyHeader(h, ec.f.Header)
+		if e == endCut {
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+			w.WriteHeader(http.StatusOK)
+			w.Write(body[:len(body)/2]) //nolint:errcheck // the cut follows
+			flush(w)
+			abortConn(w, false)
+			return
+		}
+		w.Write(body) //nolint:errcheck // nothing to do for a gone client
+		return
+	}
+
+	if !s.sleep(ctx, lat.FirstToken, true) {
+		return
+	}
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(lat.FirstToken).Milliseconds(), 10))
+	applyHeader(h, ec.f.Header)
+	w.WriteHeader(http.StatusOK)
+	if !flush(w) {
+		return
+	}
+	head, tail := a.events()
+	n := len(head)
+	if e == endCut || e == endErrorFrame {
+		n = min(max(ec.f.Chunks, 0), n)
+	}
+	sent := 0
+	send := func(data []byte) bool {
+		if sent > 0 && !s.sleep(ctx, lat.PerChunk, true) {
+			return false
+		}
+		sent++
+		return writeEvent(w, data)
+	}
+	for _, ev := range head[:n] {
+		if !send(ev) {
+			return
+		}
+	}
+	switch e {
+	case endCut:
+		abortConn(w, false)
+		return
+	case endErrorFrame:
+		frame := errorFrame(ec.requestID)
+		if ec.f.Body != "" {
+			frame = []byte(ec.f.Body)
+		}
+		send(frame)
+		return
+	}
+	for _, ev := range tail {
+		if !send(ev) {
+			return
+		}
+	}
+	writeEvent(w, []byte("[DONE]"))
+}

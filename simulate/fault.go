@@ -1,0 +1,271 @@
+package simulate
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind names what a fake provider does with one request. Kinds are typed
+// strings so they read well in logs, test failures and Stats.
+type Kind string
+
+// The kinds of behaviour a Fault can script. The bodies of the error kinds
+// follow the provider's Style unless the kind says otherwise; errors.go lists
+// each body and where it was seen.
+const (
+	// OK is a normal answer: "Hello from <provider>/<model>." or one tool call
+	// when the request offers tools.
+	OK Kind = "ok"
+	// RateLimit is a per-minute 429 (code rate_limit_exceeded). With a
+	// RetryAfter it carries retry-after, retry-after-ms and
+	// x-ratelimit-reset-requests headers and names the wait in its message;
+	// without one it carries no hint at all.
+	RateLimit Kind = "rate_limit"
+	// DailyQuota is Groq's 429 for an exhausted tokens-per-day budget, whatever
+	// the provider's Style: a wall disguised as a rate limit. RetryAfter is the
+	// wait named in the message and in retry-after (default 7m12.3s).
+	DailyQuota Kind = "daily_quota"
+	// InsufficientQuota is OpenAI's 429 insufficient_quota (no billing left),
+	// whatever the provider's Style.
+	InsufficientQuota Kind = "insufficient_quota"
+	// NoCredits is OpenRouter's 402 "This request requires more credits, or
+	// fewer max_tokens", whatever the provider's Style. Afford is the number of
+	// tokens the balance pays for.
+	NoCredits Kind = "no_credits"
+	// Unavailable is a 503 (overloaded model).
+	Unavailable Kind = "unavailable"
+	// ServerError is a 500.
+	ServerError Kind = "server_error"
+	// Unauthorized is a bad key: 401 invalid_api_key (Gemini answers 400
+	// API_KEY_INVALID, as the real one does).
+	Unauthorized Kind = "unauthorized"
+	// BadRequest is a 400 invalid_request_error for an unsupported parameter
+	// (Param, default "stop"). Malformed request bodies are also counted under
+	// this kind.
+	BadRequest Kind = "bad_request"
+	// ContextOverflow is a 400 context_length_exceeded.
+	ContextOverflow Kind = "context_overflow"
+	// ModelNotFound is a 404 model_not_found (OpenRouter and Mistral answer
+	// 400). The server also answers it for models the provider does not list.
+	ModelNotFound Kind = "model_not_found"
+	// ContentFilter is a 200 whose choice ends with finish_reason
+	// "content_filter" and no content.
+	ContentFilter Kind = "content_filter"
+	// Reset closes the TCP connection with a reset before any header is
+	// written: the client sees an error wrapping syscall.ECONNRESET.
+	Reset Kind = "reset"
+	// Hang writes nothing until the request's context ends.
+	Hang Kind = "hang"
+	// SlowFirstToken waits Delay before the headers (and so before the first
+	// chunk), then answers as OK does.
+	SlowFirstToken Kind = "slow_first_token"
+	// StreamCut sends the headers and the first Chunks data events of the
+	// answer, then closes the connection without [DONE] or the final chunked
+	// terminator: the client's body read fails with io.ErrUnexpectedEOF. A
+	// non-streaming request gets half of its body, then the same cut.
+	StreamCut Kind = "stream_cut"
+	// StreamError sends the first Chunks data events, then an OpenAI error
+	// frame `data: {"error":{...}}` and ends the response without [DONE]. A
+	// non-streaming request gets the ServerError answer instead.
+	StreamError Kind = "stream_error"
+)
+
+// kinds lists every Kind, for validation.
+var kinds = []Kind{OK, RateLimit, DailyQuota, InsufficientQuota, NoCredits,
+	Unavailable, ServerError, Unauthorized, BadRequest, ContextOverflow,
+	ModelNotFound, ContentFilter, Reset, Hang, SlowFirstToken, StreamCut, StreamError}
+
+func (k Kind) valid() bool {
+	for _, v := range kinds {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Fault is one scripted behaviour: a Kind and the parameters that kind reads.
+// The zero Fault is OK. Parameters a kind does not read are ignored.
+type Fault struct {
+	Kind Kind
+	// RetryAfter is the wait a RateLimit asks for (0: no hint headers and no
+	// wait in the message) or the wait a DailyQuota names (0: 7m12.3s).
+	RetryAfter time.Duration
+	// Delay is how long SlowFirstToken waits before its headers. It is read
+	// from the Server's Clock and not scaled by LatencyScale.
+	Delay time.Duration
+	// Chunks is how many data events StreamCut and StreamError send first
+	// (0: none). The role chunk counts as one; the cut always comes before the
+	// finish_reason chunk, so larger values are capped.
+	Chunks int
+	// Param is the parameter a BadRequest rejects (default "stop").
+	Param string
+	// Afford is the number of tokens a NoCredits balance can pay for
+	// (default: 85% of the requested max_tokens).
+	Afford int
+	// Status, when not 0, replaces the HTTP status of an error kind.
+	Status int
+	// Body, when not empty, replaces the body of an error kind, byte for byte.
+	Body string
+	// Header adds or replaces response headers of any kind that answers; a key
+	// mapped to an empty list removes that header.
+	Header http.Header
+}
+
+// String returns the kind and the parameters set, e.g. "rate_limit(retry_after=2s)".
+func (f Fault) String() string {
+	k := f.Kind
+	if k == "" {
+		k = OK
+	}
+	var p []string
+	if f.RetryAfter != 0 {
+		p = append(p, "retry_after="+f.RetryAfter.String())
+	}
+	if f.Delay != 0 {
+		p = append(p, "delay="+f.Delay.String())
+	}
+	if f.Chunks != 0 {
+		p = append(p, fmt.Sprintf("chunks=%d", f.Chunks))
+	}
+	if f.Param != "" {
+		p = append(p, "param="+f.Param)
+	}
+	if f.Afford != 0 {
+		p = append(p, fmt.Sprintf("afford=%d", f.Afford))
+	}
+	if f.Status != 0 {
+		p = append(p, fmt.Sprintf("status=%d", f.Status))
+	}
+	if len(p) == 0 {
+		return string(k)
+	}
+	return string(k) + "(" + strings.Join(p, ",") + ")"
+}
+
+// Faults returns one parameterless Fault per kind, in order: a short way to
+// write a Script.
+//
+//	Script: simulate.Faults(simulate.RateLimit, simulate.RateLimit, simulate.OK)
+func Faults(kinds ...Kind) []Fault {
+	fs := make([]Fault, len(kinds))
+	for i, k := range kinds {
+		fs[i] = Fault{Kind: k}
+	}
+	return fs
+}
+
+// Profile draws faults at random for the requests a provider receives once
+// its scripts are used up. Each model of each provider has its own random
+// source, seeded from Seed and the provider and model names, so the same
+// Seed and the same requests to a target give the same faults whatever the
+// traffic to other targets. A Profile is read-only once the Server starts.
+type Profile struct {
+	// Seed seeds the random sources; the zero Seed is a seed like any other.
+	Seed uint64
+	// Rules are tried in order; the first that matches the model applies. A
+	// request no rule matches is answered OK.
+	Rules []Rule
+}
+
+// Rule gives the chances of faults for the models it matches.
+type Rule struct {
+	// Models limits the rule to these model names; empty means every model.
+	Models []string
+	// Match, when not nil, limits the rule further to the models it accepts,
+	// e.g. a predicate for "expensive" models. It must be safe for concurrent use.
+	Match func(model string) bool
+	// Chances are drawn with one uniform number per request: the first
+	// Chance whose cumulated probability exceeds it is served. When the
+	// probabilities add up to less than 1 the rest is OK.
+	Chances []Chance
+}
+
+// Chance is a Fault and the probability (0 to 1) of serving it.
+type Chance struct {
+	Fault Fault
+	P     float64
+}
+
+// Always returns a Profile that serves f to every request of every model.
+func Always(f Fault) *Profile {
+	return &Profile{Rules: []Rule{{Chances: []Chance{{Fault: f, P: 1}}}}}
+}
+
+// Chances turns a map of kinds to probabilities, such as
+// {RateLimit: 0.42}, into parameterless Chances sorted by kind, so the draw
+// does not depend on map order.
+func Chances(m map[Kind]float64) []Chance {
+	cs := make([]Chance, 0, len(m))
+	for k, p := range m {
+		cs = append(cs, Chance{Fault: Fault{Kind: k}, P: p})
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Fault.Kind < cs[j].Fault.Kind })
+	return cs
+}
+
+func (r *Rule) matches(model string) bool {
+	if len(r.Models) > 0 {
+		found := false
+		for _, m := range r.Models {
+			if m == model {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return r.Match == nil || r.Match(model)
+}
+
+// pick returns the Fault drawn by x (uniform in [0,1)) for model.
+func (p *Profile) pick(model string, x float64) Fault {
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		if !r.matches(model) {
+			continue
+		}
+		sum := 0.0
+		for _, c := range r.Chances {
+			sum += c.P
+			if x < sum {
+				return c.Fault
+			}
+		}
+		return Fault{Kind: OK}
+	}
+	return Fault{Kind: OK}
+}
+
+func validateFaults(where string, fs []Fault) error {
+	for i, f := range fs {
+		if f.Kind != "" && !f.Kind.valid() {
+			return fmt.Errorf("simulate: %s[%d]: unknown fault kind %q", where, i, f.Kind)
+		}
+	}
+	return nil
+}
+
+func (p *Profile) validate(where string) error {
+	for i, r := range p.Rules {
+		sum := 0.0
+		for j, c := range r.Chances {
+			if c.P < 0 || c.P > 1 {
+				return fmt.Errorf("simulate: %s rule %d chance %d: probability %v outside [0,1]", where, i, j, c.P)
+			}
+			if c.Fault.Kind != "" && !c.Fault.Kind.valid() {
+				return fmt.Errorf("simulate: %s rule %d chance %d: unknown fault kind %q", where, i, j, c.Fault.Kind)
+			}
+			sum += c.P
+		}
+		if sum > 1+1e-9 {
+			return fmt.Errorf("simulate: %s rule %d: probabilities add up to %v, more than 1", where, i, sum)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,505 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/detourhq/detour/clock"
+)
+
+// MemoryURL is the root of the base URLs a Server hands out before Listen:
+// requests to it only make sense through the Server's Transport (the
+// .invalid domain never resolves, so a stray real request fails at once).
+const MemoryURL = "http://simulate.invalid"
+
+// maxBody caps the request bodies read.
+const maxBody = 32 << 20
+
+// Provider is one fake OpenAI-compatible endpoint. Its zero latency answers
+// at once; its zero Style speaks OpenAI's errors.
+type Provider struct {
+	// Name is the first path segment: the provider's base URL is
+	// URL + "/" + Name + "/v1". It must be non-empty and contain no "/".
+	Name string
+	// Models lists the models served; a request for another model gets a
+	// ModelNotFound. Empty means every model name is accepted.
+	Models []string
+	// Key, when set, is the only bearer token accepted; a missing or different
+	// Authorization header gets an Unauthorized. Empty accepts anything.
+	Key string
+	// Style picks the provider's error envelopes and messages.
+	Style Style
+	// Script is served in order, one fault per request to any model of this
+	// provider, after the request's ModelScripts entry is used up.
+	Script []Fault
+	// ModelScripts holds per-model scripts, served before Script.
+	ModelScripts map[string][]Fault
+	// Profile draws faults once the scripts are used up; nil answers OK.
+	Profile *Profile
+	// Latency is how long the provider takes, scaled by Server.LatencyScale.
+	Latency Latency
+	// ContextWindow is the limit named by ContextOverflow messages (0: 131072).
+	ContextWindow int
+}
+
+// Latency is how long a provider takes to answer, read from the Server's
+// Clock. The zero Latency answers at once.
+type Latency struct {
+	// Error is the wait before an error answer or a Reset. Real 429s fail
+	// fast, about 130 ms.
+	Error time.Duration
+	// FirstToken is the wait before the headers of an answer.
+	FirstToken time.Duration
+	// PerChunk is the wait between streamed data events; a non-streamed
+	// answer waits FirstToken plus PerChunk for each chunk it would have had.
+	PerChunk time.Duration
+}
+
+// Record is one chat request a Server received and what it served.
+type Record struct {
+	Provider string
+	// Model is the model asked for; empty when the request was rejected
+	// before its body was read (bad key) or named no model.
+	Model string
+	// Kind is what was served: the scripted or drawn fault, or the kind of
+	// the rejection (Unauthorized, BadRequest, ModelNotFound).
+	Kind   Kind
+	Stream bool
+	// At is the Server's Clock reading when the fault was chosen.
+	At time.Time
+}
+
+// Stats is a snapshot of the chat requests a Server received, in arrival order.
+type Stats struct {
+	Records []Record
+}
+
+// Requests counts the requests to provider and model; an empty provider or
+// model matches any.
+func (s Stats) Requests(provider, model string) int {
+	return s.count(provider, model, "")
+}
+
+// Served counts the requests to provider and model that were served kind; an
+// empty provider or model matches any.
+func (s Stats) Served(provider, model string, kind Kind) int {
+	return s.count(provider, model, kind)
+}
+
+// Total is the number of chat requests received.
+func (s Stats) Total() int { return len(s.Records) }
+
+func (s Stats) count(provider, model string, kind Kind) int {
+	n := 0
+	for _, r := range s.Records {
+		if (provider == "" || r.Provider == provider) && (model == "" || r.Model == model) && (kind == "" || r.Kind == kind) {
+			n++
+		}
+	}
+	return n
+}
+
+// Server hosts fake providers on one http.Handler, each under
+// /{name}/v1/ (POST chat/completions, GET models). It is safe for concurrent
+// use; set Clock and LatencyScale before the first request.
+type Server struct {
+	// Clock drives every latency and delay; nil is the wall clock. With a
+	// clock.Fake, waits cost nothing.
+	Clock clock.Clock
+	// LatencyScale multiplies every Provider.Latency: 0 means 1 (as
+	// measured), 0.1 runs ten times faster, a negative value removes
+	// latency. The durations of faults (Delay) are not scaled.
+	LatencyScale float64
+	// URL is "http://127.0.0.1:<port>" once Listen has run, else empty.
+	URL string
+
+	providers map[string]*target // read-only after NewServer
+	names     []string
+
+	base context.Context // cancelled by Close: ends every wait
+	stop context.CancelFunc
+	wg   sync.WaitGroup // handlers in flight
+
+	mu      sync.Mutex // guards closed, seq, records, srv and each target's queues and rngs
+	closed  bool
+	seq     uint64
+	records []Record
+	srv     *http.Server
+}
+
+// target is a Provider with its serving state.
+type target struct {
+	Provider
+	models  map[string]bool
+	queue   []Fault            // guarded by Server.mu
+	byModel map[string][]Fault // guarded by Server.mu
+	rngs    map[string]*rand.Rand
+}
+
+// NewServer checks the providers and returns a Server hosting them, not yet
+// listening: use it as an http.Handler, through Transport, or call Listen.
+func NewServer(providers ...Provider) (*Server, error) {
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Server{providers: map[string]*target{}, base: ctx, stop: stop}
+	for _, p := range providers {
+		if p.Name == "" || strings.ContainsAny(p.Name, "/?#") {
+			stop()
+			return nil, fmt.Errorf("simulate: invalid provider name %q", p.Name)
+		}
+		if _, dup := s.providers[p.Name]; dup {
+			stop()
+			return nil, fmt.Errorf("simulate: provider %q listed twice", p.Name)
+		}
+		if err := checkProvider(p); err != nil {
+			stop()
+			return nil, err
+		}
+		t := &target{Provider: p, models: map[string]bool{}, byModel: map[string][]Fault{}, rngs: map[string]*rand.Rand{}}
+		for _, m := range p.Models {
+			t.models[m] = true
+		}
+		t.queue = append([]Fault(nil), p.Script...)
+		for m, fs := range p.ModelScripts {
+			t.byModel[m] = append([]Fault(nil), fs...)
+		}
+		s.providers[p.Name] = t
+		s.names = append(s.names, p.Name)
+	}
+	return s, nil
+}
+
+func checkProvider(p Provider) error {
+	if !p.Style.valid() {
+		return fmt.Errorf("simulate: provider %q: unknown style %q", p.Name, p.Style)
+	}
+	if err := validateFaults(p.Name+" script", p.Script); err != nil {
+		return err
+	}
+	for m, fs := range p.ModelScripts {
+		if err := validateFaults(p.Name+" script for "+m, fs); err != nil {
+			return err
+		}
+	}
+	if p.Profile != nil {
+		return p.Profile.validate(p.Name + " profile")
+	}
+	return nil
+}
+
+// Start returns a Server hosting providers, listening on 127.0.0.1 at a free port.
+func Start(providers ...Provider) (*Server, error) {
+	s, err := NewServer(providers...)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Listen serves on 127.0.0.1 at a free port and sets URL. Close stops it.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("simulate: server closed")
+	}
+	if s.srv != nil {
+		return errors.New("simulate: server already listening")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("simulate: listen: %w", err)
+	}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	s.URL = "http://" + ln.Addr().String()
+	go s.srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed after Close.
+	return nil
+}
+
+// Close ends every pending wait (Hang, latencies), closes the listener and its
+// connections, and waits for the handlers to return. Requests arriving later
+// get a Reset. Close is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	srv := s.srv
+	s.mu.Unlock()
+	s.stop()
+	var err error
+	if srv != nil {
+		err = srv.Close()
+	}
+	s.wg.Wait()
+	return err
+}
+
+// BaseURL returns the OpenAI base URL of the named provider,
+// URL + "/" + name + "/v1", or MemoryURL + "/" + name + "/v1" before Listen.
+func (s *Server) BaseURL(name string) string {
+	s.mu.Lock()
+	root := s.URL
+	s.mu.Unlock()
+	if root == "" {
+		root = MemoryURL
+	}
+	return root + "/" + name + "/v1"
+}
+
+// Providers returns the names of the providers hosted, in the order given.
+func (s *Server) Providers() []string { return append([]string(nil), s.names...) }
+
+// Transport returns an in-memory RoundTripper serving this Server without
+// sockets; any host works, e.g. BaseURL before Listen.
+func (s *Server) Transport() *Transport { return &Transport{Handler: s} }
+
+// Enqueue appends faults to a provider's script: to the model's script when
+// model is not empty, else to the provider-wide one.
+func (s *Server) Enqueue(provider, model string, faults ...Fault) error {
+	t := s.providers[provider]
+	if t == nil {
+		return fmt.Errorf("simulate: unknown provider %q", provider)
+	}
+	if err := validateFaults(provider+" enqueue", faults); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if model == "" {
+		t.queue = append(t.queue, faults...)
+	} else {
+		t.byModel[model] = append(t.byModel[model], faults...)
+	}
+	return nil
+}
+
+// Stats returns a snapshot of the requests received so far.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Records: append([]Record(nil), s.records...)}
+}
+
+// ClearStats forgets the requests received so far; scripts are untouched.
+func (s *Server) ClearStats() {
+	s.mu.Lock()
+	s.records = nil
+	s.mu.Unlock()
+}
+
+// ServeHTTP serves POST /{provider}/v1/chat/completions and GET
+// /{provider}/v1/models; anything else is a 404 in OpenAI's shape.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		abortConn(w, true)
+		return
+	}
+	s.wg.Add(1)
+	seq := s.seq
+	s.seq++
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.base, cancel)()
+
+	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	t := s.providers[name]
+	ec := errCtx{requestID: requestID(seq)}
+	if t == nil {
+		writeReply(w, genericError(ec, 404, fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), "", ""), nil)
+		return
+	}
+	ec.style, ec.contextWindow = t.Style, t.ContextWindow
+	var want string
+	switch rest {
+	case "v1/chat/completions":
+		want = http.MethodPost
+	case "v1/models":
+		want = http.MethodGet
+	default:
+		writeReply(w, genericError(ec, 404, fmt.Sprintf("Invalid URL (%s /%s)", r.Method, rest), "", ""), nil)
+		return
+	}
+	if r.Method != want {
+		writeReply(w, genericError(ec, 405, fmt.Sprintf("Invalid method for URL (%s /%s)", r.Method, rest), "", ""), nil)
+		return
+	}
+	ec.key, ec.keyGiven = bearer(r)
+	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
+		ec.f = Fault{Kind: Unauthorized}
+		if want == http.MethodPost {
+			s.record(t, "", Unauthorized, false)
+		}
+		s.sendError(ctx, w, t, errorReply(ec), nil)
+		return
+	}
+	if want == http.MethodGet {
+		writeModels(w, t, ec.requestID)
+		return
+	}
+	s.chat(ctx, w, r, t, seq, ec)
+}
+
+func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Request, t *target, seq uint64, ec errCtx) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return // the client is gone
+	}
+	req, rerr := parseChat(body)
+	if rerr != nil {
+		s.record(t, rerr.model, rerr.kind, false)
+		s.sendError(ctx, w, t, genericError(ec, rerr.status, rerr.msg, rerr.param, rerr.code), nil)
+		return
+	}
+	ec.model, ec.promptTokens, ec.maxTokens = req.model, req.promptTokens, req.maxTokens
+	if len(t.models) > 0 && !t.models[req.model] {
+		s.record(t, req.model, ModelNotFound, req.stream)
+		ec.f = Fault{Kind: ModelNotFound}
+		s.sendError(ctx, w, t, errorReply(ec), nil)
+		return
+	}
+	f := s.next(t, req.model)
+	if f.Kind == "" {
+		f.Kind = OK
+	}
+	s.record(t, req.model, f.Kind, req.stream)
+	ec.f = f
+
+	switch f.Kind {
+	case OK:
+		s.answer(ctx, w, t, req, seq, ec, endNormal)
+	case ContentFilter:
+		s.answer(ctx, w, t, req, seq, ec, endFiltered)
+	case SlowFirstToken:
+		if s.sleep(ctx, f.Delay, false) {
+			s.answer(ctx, w, t, req, seq, ec, endNormal)
+		}
+	case Hang:
+		<-ctx.Done()
+	case Reset:
+		if s.sleep(ctx, t.Latency.Error, true) {
+			abortConn(w, true)
+		}
+	case StreamCut:
+		s.answer(ctx, w, t, req, seq, ec, endCut)
+	case StreamError:
+		if req.stream {
+			s.answer(ctx, w, t, req, seq, ec, endErrorFrame)
+			return
+		}
+		s.sendError(ctx, w, t, errorReply(ec), f.Header)
+	default:
+		s.sendError(ctx, w, t, errorReply(ec), f.Header)
+	}
+}
+
+// next pops the fault a request to t and model gets.
+func (s *Server) next(t *target, model string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := t.byModel[model]; len(q) > 0 {
+		t.byModel[model] = q[1:]
+		return q[0]
+	}
+	if len(t.queue) > 0 {
+		f := t.queue[0]
+		t.queue = t.queue[1:]
+		return f
+	}
+	if t.Profile == nil {
+		return Fault{Kind: OK}
+	}
+	rng := t.rngs[model]
+	if rng == nil {
+		h := fnv.New64a()
+		io.WriteString(h, t.Name+"/"+model)
+		rng = rand.New(rand.NewPCG(t.Profile.Seed, h.Sum64()))
+		t.rngs[model] = rng
+	}
+	return t.Profile.pick(model, rng.Float64())
+}
+
+func (s *Server) record(t *target, model string, k Kind, stream bool) {
+	now := clock.Or(s.Clock).Now()
+	s.mu.Lock()
+	s.records = append(s.records, Record{Provider: t.Name, Model: model, Kind: k, Stream: stream, At: now})
+	s.mu.Unlock()
+}
+
+// sleep waits d on the Server's clock (scaled by LatencyScale when scaled),
+// and reports whether the full wait elapsed.
+func (s *Server) sleep(ctx context.Context, d time.Duration, scaled bool) bool {
+	if scaled {
+		d = s.scale(d)
+	}
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	return clock.Or(s.Clock).Sleep(ctx, d)
+}
+
+func (s *Server) scale(d time.Duration) time.Duration {
+	switch f := s.LatencyScale; {
+	case f == 0:
+		return d
+	case f < 0:
+		return 0
+	default:
+		return time.Duration(float64(d) * f)
+	}
+}
+
+// sendError waits the provider's error latency, then writes r.
+func (s *Server) sendError(ctx context.Context, w http.ResponseWriter, t *target, r reply, extra http.Header) {
+	if !s.sleep(ctx, t.Latency.Error, true) {
+		return
+	}
+	writeReply(w, r, extra)
+}
+
+func writeReply(w http.ResponseWriter, r reply, extra http.Header) {
+	h := w.Header()
+	for k, v := range r.header {
+		h[k] = v
+	}
+	applyHeader(h, extra)
+	w.WriteHeader(r.status)
+	w.Write(r.body) //nolint:errcheck // nothing to do for a gone client
+}
+
+// applyHeader sets each key of extra; a key with no values is deleted.
+func applyHeader(h, extra http.Header) {
+	for k, v := range extra {
+		if len(v) == 0 {
+			h.Del(k)
+			continue
+		}
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+	}
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	a := r.Header.Get("Authorization")
+	if a == "" {
+		return "", false
+	}
+	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:]), true
+	}
+	return a, true
+}

@@ -1,0 +1,88 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzReader checks that the reader never panics, ends with io.EOF or a read
+// limit error, and that what it reads survives a trip through Writer:
+// writing each event read and reading the result back gives the same events.
+// It also writes the input itself as the data of one event (when it holds no
+// '\r', which the format turns into a line end) and reads it back unchanged.
+func FuzzReader(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.sse"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{"", "\r", "\r\n", "data", "data:", "data: x\r", ":\n", "\xEF\xBB\xBF", "id: \x00\n", "retry: 1\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		const limit = 1 << 16
+		r := NewReader(bytes.NewReader(in))
+		r.MaxEventSize = limit
+		var events []Event
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				if err != io.EOF && !errors.Is(err, ErrTooLong) {
+					t.Fatalf("unexpected error %v", err)
+				}
+				break
+			}
+			if len(events) > len(in) {
+				t.Fatalf("%d events from %d bytes", len(events), len(in))
+			}
+			if strings.ContainsAny(ev.Data, "\r") || strings.ContainsAny(ev.Event, "\r\n") {
+				t.Fatalf("line break inside a field: %+v", ev)
+			}
+			events = append(events, ev)
+		}
+
+		var buf bytes.Buffer
+		w := NewWriter(&buf)
+		for _, ev := range events {
+			if err := w.WriteEvent(ev.Event, ev.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		back := NewReader(&buf)
+		for i, want := range events {
+			got, err := back.Next()
+			if err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			if got.Event != want.Event || got.Data != want.Data {
+				t.Fatalf("event %d = %q/%q after round trip, want %q/%q", i, got.Event, got.Data, want.Event, want.Data)
+			}
+		}
+		if _, err := back.Next(); err != io.EOF {
+			t.Fatalf("after round trip: %v, want io.EOF", err)
+		}
+
+		if bytes.IndexByte(in, '\r') >= 0 {
+			return
+		}
+		buf.Reset()
+		if err := w.WriteData(in); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := NewReader(&buf).Next()
+		if err != nil || ev.Data != string(in) {
+			t.Fatalf("data round trip = %q, %v; want %q", ev.Data, err, in)
+		}
+	})
+}

@@ -1,0 +1,274 @@
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// DefaultMaxEventSize is the limit on one line and on one event's data when
+// Reader.MaxEventSize is zero: 8 MiB.
+const DefaultMaxEventSize = 8 << 20
+
+// ErrTooLong is returned by Reader.Next when a line, or the data of one
+// event, exceeds the reader's MaxEventSize. The reader stops there: every
+// later call returns ErrTooLong again.
+var ErrTooLong = errors.New("sse: line or event exceeds the size limit")
+
+// bom is the UTF-8 byte order mark, skipped once at the start of a stream.
+var bom = []byte("\xEF\xBB\xBF")
+
+// Event is one dispatched server-sent event.
+type Event struct {
+	// Event is the value of the event's `event:` field; empty when it had
+	// none (browsers call such an event "message").
+	Event string
+	// Data is the values of the event's `data:` lines joined with "\n".
+	Data string
+	// ID is the last event ID seen on the stream: set by an `id:` field and
+	// kept for later events until another `id:` field changes it.
+	ID string
+	// Retry is the reconnection time in milliseconds from the event's
+	// `retry:` field; 0 when the event had none (or said 0).
+	Retry int
+}
+
+// Reader reads server-sent events from a byte stream as the HTML Living
+// Standard's event-stream parser does, with two deliberate differences:
+//
+//   - At the end of the input, an event that has data but no terminating
+//     blank line is still returned (then io.EOF), where a browser would drop
+//     it; Incomplete reports when that happened, so callers can tell a
+//     final event that may be cut short.
+//   - A line, or one event's data, longer than MaxEventSize stops the reader
+//     with ErrTooLong, so memory stays bounded whatever the input.
+//
+// Lines end in "\n", "\r\n" or "\r" (a "\r\n" split across two reads counts
+// once, and a lone "\r" never waits for the next byte); a leading byte order
+// mark is skipped; lines starting with ':' are comments and ignored; a line
+// "field: value" has one optional space after the colon stripped; a line
+// without a colon is a field with an empty value; unknown fields are ignored.
+// An event is dispatched at a blank line when it had at least one `data:`
+// line (events with no data are dropped, as the standard says). Bytes are
+// not checked for valid UTF-8.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	// MaxEventSize caps one line and one event's data, in bytes. Zero means
+	// DefaultMaxEventSize. Set it before the first call to Next.
+	MaxEventSize int
+
+	br *bufio.Reader
+	// line holds the current line (without its terminator); data the
+	// current event's data. Both are reused across events.
+	line []byte
+	data []byte
+	// event is the current event's type; lastEvent the last type string
+	// made, reused when the next event names the same type.
+	event     []byte
+	lastEvent string
+	id        string
+	retry     int
+	hasData   bool
+	// skipLF is set after a line ended in '\r': a '\n' that follows belongs
+	// to that line ending.
+	skipLF     bool
+	started    bool
+	incomplete bool
+	err        error
+}
+
+// NewReader returns a Reader reading from r with a buffer of its own.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 16<<10)}
+}
+
+// Incomplete reports whether the event returned by the last call to Next
+// ended at the end of the input without its terminating blank line (so its
+// last line may have been cut short).
+func (r *Reader) Incomplete() bool { return r.incomplete }
+
+// Next returns the next event. It returns io.EOF after the last event, the
+// reader's error when reading fails (a pending event is then dropped), and
+// ErrTooLong when an event is too large. Once Next has returned an error it
+// returns the same error on every later call.
+func (r *Reader) Next() (Event, error) {
+	r.incomplete = false
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	limit := r.MaxEventSize
+	if limit <= 0 {
+		limit = DefaultMaxEventSize
+	}
+	for {
+		line, err := r.readLine(limit)
+		if !r.started && line != nil {
+			r.started = true
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if err != nil {
+			if err == io.EOF && line == nil {
+				r.err = io.EOF
+				if r.hasData {
+					r.incomplete = true
+					return r.dispatch(), nil
+				}
+				r.reset()
+				return Event{}, io.EOF
+			}
+			if err != io.EOF {
+				r.err = err
+				r.reset()
+				return Event{}, err
+			}
+			// A last line without a terminator: process it, then the
+			// next call reports EOF (and the pending event, if any).
+		}
+		if len(line) == 0 {
+			if r.hasData {
+				return r.dispatch(), nil
+			}
+			r.reset()
+			continue
+		}
+		if ferr := r.field(line, limit); ferr != nil {
+			r.err = ferr
+			r.reset()
+			return Event{}, ferr
+		}
+	}
+}
+
+// dispatch turns the pending event into an Event and clears it.
+func (r *Reader) dispatch() Event {
+	ev := Event{Data: string(r.data), ID: r.id, Retry: r.retry}
+	if len(r.event) > 0 {
+		if string(r.event) != r.lastEvent {
+			r.lastEvent = string(r.event)
+		}
+		ev.Event = r.lastEvent
+	}
+	r.reset()
+	return ev
+}
+
+// reset clears the pending event (the last event ID persists).
+func (r *Reader) reset() {
+	r.data = r.data[:0]
+	r.event = r.event[:0]
+	r.retry = 0
+	r.hasData = false
+}
+
+// field applies one non-blank line to the pending event.
+func (r *Reader) field(line []byte, limit int) error {
+	if line[0] == ':' {
+		return nil
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		n := len(r.data) + len(value)
+		if r.hasData {
+			n++
+		}
+		if n > limit {
+			return ErrTooLong
+		}
+		if r.hasData {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		r.hasData = true
+	case "event":
+		r.event = append(r.event[:0], value...)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 && string(value) != r.id {
+			r.id = string(value)
+		}
+	case "retry":
+		if n, ok := parseRetry(value); ok {
+			r.retry = n
+		}
+	}
+	return nil
+}
+
+// parseRetry reads a value of ASCII digits only, refusing values past 2^31-1.
+func parseRetry(v []byte) (int, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+		if n > 1<<31-1 {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// readLine returns the next line without its terminator. At the end of the
+// input it returns the unterminated last line with io.EOF, or nil and io.EOF
+// when nothing is left. The returned slice is valid until the next call.
+func (r *Reader) readLine(limit int) ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				if err == io.EOF && len(r.line) == 0 {
+					return nil, io.EOF
+				}
+				return r.line, err
+			}
+		}
+		buf, _ := r.br.Peek(r.br.Buffered())
+		if r.skipLF {
+			r.skipLF = false
+			if buf[0] == '\n' {
+				r.br.Discard(1)
+				continue
+			}
+		}
+		i := indexEOL(buf)
+		if i < 0 {
+			if len(r.line)+len(buf) > limit {
+				return nil, ErrTooLong
+			}
+			r.line = append(r.line, buf...)
+			r.br.Discard(len(buf))
+			continue
+		}
+		if len(r.line)+i > limit {
+			return nil, ErrTooLong
+		}
+		r.line = append(r.line, buf[:i]...)
+		r.skipLF = buf[i] == '\r'
+		r.br.Discard(i + 1)
+		return r.line, nil
+	}
+}
+
+// indexEOL returns the index of the first '\n' or '\r' in b, or -1. One
+// pass: searching for each byte apart would rescan the whole buffer for
+// every line of a stream that ends its lines in '\r' only.
+func indexEOL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			return i
+		}
+	}
+	return -1
+}

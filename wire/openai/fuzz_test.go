@@ -1,0 +1,79 @@
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
+// never panic, every call must give a chunk, io.EOF or an error, an ending
+// must repeat on later calls, and no error may pass for io.EOF.
+// DecodeResponse must likewise return a response or an error.
+func FuzzDecodeStream(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	for _, s := range []string{
+		"", "data: [DONE]", "data: {}\n\n", "data: null\n\n", "data: []\n\n", "data: \"x\"\n\n",
+		"event: error\ndata: {}\n\n", "data: {\"error\":null}\n\n", "data: {\"error\":{}}\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":-1}]}}]}\n\n",
+		"data: {\"choices\":[{\"delta\":{\"content\":7}}]}\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(bytes.NewReader(body))}
+		st, err := DecodeStream(resp)
+		if err != nil {
+			t.Fatalf("DecodeStream: %v", err)
+		}
+		var end error
+		for i := 0; ; i++ {
+			if i > len(body)+2 {
+				t.Fatalf("more chunks (%d) than bytes (%d)", i, len(body))
+			}
+			_, err := st.Next()
+			if err == nil {
+				continue
+			}
+			end = err
+			break
+		}
+		if end != io.EOF && errors.Is(end, io.EOF) {
+			t.Fatalf("error %v passes for io.EOF", end)
+		}
+		if _, again := st.Next(); again != end {
+			t.Fatalf("Next after end = %v, want %v", again, end)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		r, err := DecodeResponse(resp)
+		if (r == nil) == (err == nil) {
+			t.Fatalf("DecodeResponse = %v, %v; want exactly one", r, err)
+		}
+		var pe *llm.ProviderError
+		if errors.As(err, &pe) && pe == nil {
+			t.Fatal("nil *ProviderError as error")
+		}
+	})
+}

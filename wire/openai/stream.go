@@ -1,0 +1,289 @@
+package openai
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/sse"
+)
+
+// ErrStreamClosed is returned by Next after Close, unless the stream had
+// already ended.
+var ErrStreamClosed = errors.New("openai: stream closed")
+
+// chatChunk is a chat.completion.chunk object (or an error frame).
+type chatChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *chatUsage    `json:"usage"`
+	// XGroq carries Groq's usage on the last chunk when stream_options
+	// is not honoured.
+	XGroq *struct {
+		Usage *chatUsage `json:"usage"`
+	} `json:"x_groq"`
+	Error json.RawMessage `json:"error"`
+}
+
+type chunkChoice struct {
+	Index        int        `json:"index"`
+	Delta        chunkDelta `json:"delta"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type chunkDelta struct {
+	Role         string          `json:"role"`
+	Content      textContent     `json:"content"`
+	Refusal      *string         `json:"refusal"`
+	ToolCalls    []chunkToolCall `json:"tool_calls"`
+	FunctionCall *respFunction   `json:"function_call"`
+}
+
+type chunkToolCall struct {
+	// Index is a pointer because some servers leave it out; the position
+	// in the list is used then.
+	Index    *int         `json:"index"`
+	ID       string       `json:"id"`
+	Function respFunction `json:"function"`
+}
+
+// DecodeStream reads a streamed chat completions response.
+//
+// A non-2xx status reads at most MaxErrorBody of the body, closes it and
+// returns ParseError's *llm.ProviderError. A 2xx JSON body (a server that
+// ignored "stream": true) is decoded as DecodeResponse does and served as
+// a one-chunk stream, or returned as its error. Otherwise the returned
+// stream owns the body and reads it as server-sent events:
+//
+//   - each `data:` JSON chunk becomes one llm.Chunk from its first choice
+//     (index 0; other choices are ignored): id, model, role, content (a
+//     refusal delta counts as content), tool call fragments, finish reason,
+//     and usage from the usage chunk (`"choices": []`) or Groq's x_groq;
+//   - `data: [DONE]` ends it: Next returns io.EOF from then on;
+//   - an error frame (`event: error`, a chunk with a non-null "error" key,
+//     or vLLM's `"object": "error"`) returns ParseStreamError's error, or,
+//     when that does not recognise it, an *llm.ProviderError with status
+//     200 and phase stream; a chunk ending in finish_reason "error"
+//     (OpenRouter) is an error too;
+//   - the end of the body, or a read error, before [DONE] is a complete
+//     end (io.EOF) when a finish reason was already seen (many compatible
+//     servers omit [DONE]); else it returns an error wrapping both
+//     llm.ErrStreamTruncated and the read error (io.ErrUnexpectedEOF for a
+//     clean end of the body, never io.EOF), so a reset stays visible;
+//   - a chunk that is not JSON returns an error wrapping ErrMalformed
+//     (or the truncation error when it is the cut-off end of the body).
+//
+// Once Next returns an error it returns the same error on every later
+// call. Close closes the body and may be called more than once, and from
+// another goroutine to abort a blocked Next; Next is not safe for
+// concurrent use. Cancelling the request's context aborts a blocked Next.
+func DecodeStream(resp *http.Response) (llm.Stream, error) {
+	if !is2xx(resp.StatusCode) {
+		defer resp.Body.Close()
+		return nil, statusError(resp)
+	}
+	br := bufio.NewReader(resp.Body)
+	if !isEventStream(resp.Header, br) {
+		defer resp.Body.Close()
+		body, err := readCapped(br, MaxResponseBody)
+		if err != nil {
+			return nil, err
+		}
+		r, err := decodeBody(resp.Header, body)
+		if err != nil {
+			return nil, err
+		}
+		return &onceStream{chunk: responseChunk(r)}, nil
+	}
+	return newStream(readCloser{br, resp.Body}, resp.Header), nil
+}
+
+// stream is the llm.Stream over an SSE body.
+type stream struct {
+	body      io.Closer
+	r         *sse.Reader
+	header    http.Header
+	err       error // sticky: io.EOF after the end, or the error that ended it
+	sawFinish bool
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	// key, when set, is redacted from every error Next returns.
+	key string
+}
+
+func newStream(body io.ReadCloser, header http.Header) *stream {
+	return &stream{body: body, r: sse.NewReader(body), header: header}
+}
+
+// Next returns the next chunk; see DecodeStream.
+func (s *stream) Next() (llm.Chunk, error) {
+	if s.err == nil && s.closed.Load() {
+		s.err = ErrStreamClosed
+	}
+	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	c, err := s.next()
+	if err != nil {
+		s.err = redact(err, s.key)
+		return llm.Chunk{}, s.err
+	}
+	return c, nil
+}
+
+func (s *stream) next() (llm.Chunk, error) {
+	for {
+		ev, err := s.r.Next()
+		if err != nil {
+			return llm.Chunk{}, s.endError(err)
+		}
+		data := strings.TrimSpace(ev.Data)
+		if ev.Event == "error" {
+			return llm.Chunk{}, s.frameError([]byte(data), "error event in stream")
+		}
+		if data == "" {
+			continue
+		}
+		if data == "[DONE]" {
+			return llm.Chunk{}, io.EOF
+		}
+		var cc chatChunk
+		if err := json.Unmarshal([]byte(data), &cc); err != nil {
+			if s.r.Incomplete() {
+				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
+			}
+			return llm.Chunk{}, fmt.Errorf("%w: stream chunk: %w", ErrMalformed, err)
+		}
+		if present(cc.Error) || cc.Object == "error" {
+			return llm.Chunk{}, s.frameError([]byte(data), "error frame in stream")
+		}
+		c := llm.Chunk{ID: cc.ID, Model: cc.Model, Usage: cc.Usage.canonical()}
+		if c.Usage == nil && cc.XGroq != nil {
+			c.Usage = cc.XGroq.Usage.canonical()
+		}
+		if ch := firstChoice(cc.Choices); ch != nil {
+			if ch.FinishReason == "error" {
+				return llm.Chunk{}, s.frameError([]byte(data), `stream ended with finish_reason "error"`)
+			}
+			fillDelta(&c, ch)
+			if c.FinishReason != "" {
+				s.sawFinish = true
+			}
+		}
+		return c, nil
+	}
+}
+
+// firstChoice returns the choice with index 0, or nil.
+func firstChoice(choices []chunkChoice) *chunkChoice {
+	for i := range choices {
+		if choices[i].Index == 0 {
+			return &choices[i]
+		}
+	}
+	return nil
+}
+
+func fillDelta(c *llm.Chunk, ch *chunkChoice) {
+	d := &ch.Delta
+	c.Role = llm.Role(d.Role)
+	c.Content = string(d.Content)
+	if d.Refusal != nil {
+		c.Content += *d.Refusal
+	}
+	for i, tc := range d.ToolCalls {
+		idx := i
+		if tc.Index != nil {
+			idx = *tc.Index
+		}
+		c.ToolCalls = append(c.ToolCalls, llm.ToolCallDelta{
+			Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: string(tc.Function.Arguments)})
+	}
+	if fc := d.FunctionCall; fc != nil && len(d.ToolCalls) == 0 {
+		c.ToolCalls = []llm.ToolCallDelta{{Name: fc.Name, Arguments: string(fc.Arguments)}}
+	}
+	c.FinishReason = finishReason(ch.FinishReason)
+}
+
+// endError turns the end of the event stream into io.EOF or the
+// truncation error.
+func (s *stream) endError(err error) error {
+	if s.sawFinish {
+		return io.EOF
+	}
+	if s.closed.Load() {
+		return ErrStreamClosed
+	}
+	if errors.Is(err, sse.ErrTooLong) {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("openai: %w: %w", llm.ErrStreamTruncated, err)
+}
+
+// frameError reads an error frame.
+func (s *stream) frameError(data []byte, fallback string) error {
+	pe, ok := ParseStreamError(data)
+	if !ok {
+		pe = nil
+	}
+	pe = providerError(pe, s.header, data, llm.PhaseStream)
+	if pe.Message == "" {
+		pe.Message = errorMessage(data, fallback)
+	}
+	return pe
+}
+
+// Close closes the body; later calls do nothing and return the first
+// call's result.
+func (s *stream) Close() error {
+	s.closed.Store(true)
+	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
+	return s.closeErr
+}
+
+// readCloser reads through a buffered reader and closes the body under it.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// onceStream serves one chunk, then io.EOF.
+type onceStream struct {
+	chunk llm.Chunk
+	done  bool
+}
+
+func (o *onceStream) Next() (llm.Chunk, error) {
+	if o.done {
+		return llm.Chunk{}, io.EOF
+	}
+	o.done = true
+	return o.chunk, nil
+}
+
+func (o *onceStream) Close() error { return nil }
+
+// responseChunk turns a whole response into the one chunk that carries it.
+func responseChunk(r *llm.Response) llm.Chunk {
+	c := llm.Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
+		FinishReason: r.FinishReason}
+	u := r.Usage
+	c.Usage = &u
+	for i, tc := range r.Message.ToolCalls {
+		c.ToolCalls = append(c.ToolCalls, llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	return c
+}
