@@ -75,7 +75,7 @@ func better(a, b verdict) verdict {
 func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 	fx := readFacts(e.Body)
 	msg := strings.ToLower(e.Message)
-	h := readHints(e.Header, e.Message, fx, now)
+	h := readHints(e.Status, e.Header, e.Message, fx, now)
 
 	status := e.Status
 	stream := e.Phase == llm.PhaseStream
@@ -88,8 +88,10 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 
 	// 1. Strong signals.
 	var v verdict
-	if r, ok := lookupCode(strongCodes, codes); ok {
-		v = better(v, verdict{r.kind, r.what, true})
+	for _, c := range codes {
+		if r, ok := lookupCode(strongCodes, []string{c}); ok {
+			v = better(v, verdict{r.kind, r.what, true})
+		}
 	}
 	if r, ok := lookupMessage(strongMessages, msg); ok {
 		v = better(v, verdict{r.kind, r.what, true})

@@ -203,8 +203,10 @@ var bucketHeaders = [][2]string{
 	{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
 }
 
-// readHints gathers the retry hints of e.
-func readHints(h http.Header, msg string, fx facts, now time.Time) hints {
+// readHints gathers the retry hints of one error: its header, message and
+// body facts. status is the HTTP status (a 429 counts a bucket reset even
+// when the remaining count is absent).
+func readHints(status int, h http.Header, msg string, fx facts, now time.Time) hints {
 	out := hints{shouldRetry: ParseShouldRetry(h.Get("X-Should-Retry"))}
 	named := true
 	if d, ok := ParseRetryAfterMS(h.Get("Retry-After-Ms")); ok {
@@ -226,20 +228,24 @@ func readHints(h http.Header, msg string, fx facts, now time.Time) hints {
 		named = false
 	}
 	for _, p := range bucketHeaders {
-		out.bucket = max(out.bucket, bucketReset(h.Get(p[0]), h.Get(p[1]), now))
+		out.bucket = max(out.bucket, bucketReset(status, h.Get(p[0]), h.Get(p[1]), now))
 	}
-	out.bucket = max(out.bucket, bucketReset(fx.rlRemaining, fx.rlReset, now))
+	out.bucket = max(out.bucket, bucketReset(status, fx.rlRemaining, fx.rlReset, now))
 	if !named {
 		out.wait = out.bucket
 	}
 	return out
 }
 
-// bucketReset is the time until an exhausted bucket resets: zero unless
-// remaining is exactly 0 (Azure's -1 means "unknown") and reset parses as
-// an instant (RFC 3339, epoch) or a duration.
-func bucketReset(remaining, reset string, now time.Time) time.Duration {
-	if strings.TrimSpace(remaining) != "0" || reset == "" {
+// bucketReset is the time until an exhausted bucket resets. A bucket is
+// exhausted when its remaining count is exactly 0 (Azure's -1 means
+// "unknown"), or absent on a 429. Otherwise, or when reset parses neither
+// as an instant (RFC 3339, epoch) nor as a duration, it is zero: the reset
+// of a bucket with room left says nothing about this failure (sample
+// openai-chat-400-unsupported-parameter carries "120ms" on a 400).
+func bucketReset(status int, remaining, reset string, now time.Time) time.Duration {
+	remaining = strings.TrimSpace(remaining)
+	if reset == "" || !(remaining == "0" || remaining == "" && status == http.StatusTooManyRequests) {
 		return 0
 	}
 	if t, ok := ParseResetTime(reset, now); ok {

@@ -6,9 +6,11 @@ import (
 )
 
 // This file is detour's provider error knowledge. Each row names its source:
-// a case id of testdata/errors/sample.jsonl ("sample <id>"), a section of
-// /work/shared/errors/PROVIDERS.md ("P: <section>"), or the document or
-// issue quoted there.
+// a case id of testdata/errors/sample.jsonl ("sample <id>"), a part of the
+// research notes that came with that sample, PROVIDERS.md ("P: <provider>"
+// for its provider notes, "P: §3.n" for item n of its list of ambiguities,
+// "P: §1.2" and so on for numbered sections), or the issue, recording or
+// document quoted there. "idem" repeats the row above.
 //
 // Strong rows decide the kind whatever the HTTP status says (a 429 that is
 // a quota, a 500 that is a context overflow, a 400 that is a dead key).
@@ -28,24 +30,24 @@ type codeRow struct {
 // has one row.
 var strongCodes = []codeRow{
 	// Policy.
-	{"content_policy_violation", Policy, "content policy violation"},          // OpenAI moderation/images (brief; P: 4 step 3)
-	{"content_filter", Policy, "blocked by the content filter"},               // sample azure-200-finish-reason-content-filter; Azure 400 code (openai-dotnet#55)
-	{"responsibleaipolicyviolation", Policy, "blocked by the content filter"}, // Azure innererror.code (openai-dotnet#55)
-	{"invalid_prompt", Policy, "prompt flagged by the usage policy"},          // OpenAI 400 (pal-mcp-server#178; P: OpenAI, Policy)
-	{"bio_policy", Policy, "blocked by the bio policy"},                       // openai-go responses/response.go error.code enum
-	{"image_content_policy_violation", Policy, "image content policy violation"},
-	{"refusal", Policy, "the model refused"},                   // Anthropic stop_reason (anthropic-sdk-go message.go)
-	{"blockreason", Policy, "prompt blocked by safety filter"}, // wire/openai Type for Gemini promptFeedback.blockReason
-	{"safety", Policy, "blocked by safety filter"},             // sample gemini-200-finish-reason-safety (go-genai types.go)
-	{"prohibited_content", Policy, "prohibited content"},       // go-genai types.go FinishReason/BlockedReason
-	{"blocklist", Policy, "blocked by a blocklist"},
-	{"spii", Policy, "blocked: sensitive personal information"},
-	{"recitation", Policy, "blocked: recitation"},
-	{"image_safety", Policy, "image blocked by safety filter"},
-	{"image_prohibited_content", Policy, "prohibited image content"},
-	{"image_recitation", Policy, "image blocked: recitation"},
-	{"model_armor", Policy, "blocked by Model Armor"},
-	{"jailbreak", Policy, "blocked as a jailbreak"},
+	{"content_policy_violation", Policy, "content policy violation"},             // OpenAI moderation/images (P: §4 step 3)
+	{"content_filter", Policy, "blocked by the content filter"},                  // sample azure-200-finish-reason-content-filter; Azure 400 code (openai-dotnet#55)
+	{"responsibleaipolicyviolation", Policy, "blocked by the content filter"},    // Azure innererror.code (openai-dotnet#55)
+	{"invalid_prompt", Policy, "prompt flagged by the usage policy"},             // OpenAI 400 (pal-mcp-server#178; P: OpenAI, Policy)
+	{"bio_policy", Policy, "blocked by the bio policy"},                          // openai-go responses/response.go error.code enum
+	{"image_content_policy_violation", Policy, "image content policy violation"}, // idem
+	{"refusal", Policy, "the model refused"},                                     // Anthropic stop_reason (anthropic-sdk-go message.go)
+	{"blockreason", Policy, "prompt blocked by safety filter"},                   // wire/openai Type for Gemini promptFeedback.blockReason
+	{"safety", Policy, "blocked by safety filter"},                               // sample gemini-200-finish-reason-safety (go-genai types.go)
+	{"prohibited_content", Policy, "prohibited content"},                         // go-genai types.go FinishReason/BlockedReason
+	{"blocklist", Policy, "blocked by a blocklist"},                              // idem (P: Gemini, Safety)
+	{"spii", Policy, "blocked: sensitive personal information"},                  // idem (P: Gemini, Safety)
+	{"recitation", Policy, "blocked: recitation"},                                // idem (P: Gemini, Safety)
+	{"image_safety", Policy, "image blocked by safety filter"},                   // idem (P: Gemini, Safety)
+	{"image_prohibited_content", Policy, "prohibited image content"},             // idem (P: Gemini, Safety)
+	{"image_recitation", Policy, "image blocked: recitation"},                    // idem (P: Gemini, Safety)
+	{"model_armor", Policy, "blocked by Model Armor"},                            // idem (P: Gemini, Safety)
+	{"jailbreak", Policy, "blocked as a jailbreak"},                              // idem (P: Gemini, Safety)
 
 	// Context overflow.
 	{"context_length_exceeded", ContextOverflow, "context length exceeded"},       // P: OpenAI, Context
@@ -62,19 +64,19 @@ var strongCodes = []codeRow{
 	{"billing_error", Wall, "billing error"},                                        // sample anthropic-402-billing-error
 	{"enforced_spend_limit_reached", Wall, "spend limit reached"},                   // Anthropic details.error_code (P: Anthropic)
 	// Wall: the key or the account.
-	{"invalid_api_key", Wall, ""},                  // samples openai-chat-401-invalid-api-key, groq-401-invalid-api-key, together-401-invalid-api-key
-	{"wrong_api_key", Wall, ""},                    // Cerebras 401 (P: Cerebras)
-	{"authentication_error", Wall, ""},             // sample deepseek-401-auth-fails; Anthropic 401; llama.cpp
-	{"permission_error", Wall, ""},                 // Anthropic 403 (P: Anthropic)
-	{"api_key_invalid", Wall, "API key not valid"}, // Gemini ErrorInfo.reason (P: Gemini)
-	{"unauthenticated", Wall, ""},                  // google.rpc status for 401
-	{"permission_denied", Wall, ""},                // google.rpc status for 403 (P: Gemini)
-	{"accessdeniedexception", Wall, ""},            // Bedrock x-amzn-ErrorType (P: 1.1)
-	{"unrecognizedclientexception", Wall, ""},
+	{"invalid_api_key", Wall, ""},                                          // samples openai-chat-401-invalid-api-key, groq-401-invalid-api-key, together-401-invalid-api-key
+	{"wrong_api_key", Wall, ""},                                            // Cerebras 401 (P: Cerebras)
+	{"authentication_error", Wall, ""},                                     // sample deepseek-401-auth-fails; Anthropic 401; llama.cpp
+	{"permission_error", Wall, ""},                                         // Anthropic 403 (P: Anthropic)
+	{"api_key_invalid", Wall, "API key not valid"},                         // Gemini ErrorInfo.reason (P: Gemini)
+	{"unauthenticated", Wall, ""},                                          // google.rpc status for 401
+	{"permission_denied", Wall, ""},                                        // google.rpc status for 403 (P: Gemini)
+	{"accessdeniedexception", Wall, ""},                                    // Bedrock x-amzn-ErrorType (P: §1.1)
+	{"unrecognizedclientexception", Wall, ""},                              // idem
 	{"unsupported_country_region_territory", Wall, "region not supported"}, // OpenAI 403 (error-codes guide; not in sample)
-	{"failed_precondition", Wall, ""},                                      // Gemini location / billing (poenl/gemini-api#4; P: 3.3)
-	{"multimodal_not_enabled", Wall, ""},                                   // Cerebras 403 org entitlement (P: 3.6)
-	// Wall: this target cannot serve the model (P: 3.5).
+	{"failed_precondition", Wall, ""},                                      // Gemini location / billing (poenl/gemini-api#4; P: §3.3)
+	{"multimodal_not_enabled", Wall, ""},                                   // Cerebras 403 org entitlement (P: §3.6)
+	// Wall: this target cannot serve the model (P: §3.5).
 	{"model_not_found", Wall, "model not found"},         // sample cerebras-404-model-not-found; OpenAI Responses 400
 	{"model_not_available", Wall, "model not available"}, // Together 404 (recordings)
 	{"deploymentnotfound", Wall, "deployment not found"}, // Azure 404 (P: Azure)
@@ -84,44 +86,43 @@ var strongCodes = []codeRow{
 	{"resourcenotfoundexception", Wall, ""},              // Bedrock
 
 	// Unknown: a failure of this attempt that another target may not share.
-	{"tool_use_failed", Unknown, "model produced an invalid tool call"}, // Groq 400 (pipecat-ai/pipecat#1168; P: 3.9)
+	{"tool_use_failed", Unknown, "model produced an invalid tool call"}, // Groq 400 (pipecat-ai/pipecat#1168; P: §3.9)
 }
 
 // weakCodes decide only when the status does not (a 200 error frame or
 // refusal, or a status with no meaning of its own).
 var weakCodes = []codeRow{
-	{"rate_limit_exceeded", Transient, "rate limited"},   // OpenAI/Groq 429; Responses response.failed (earendil-works/pi#1458)
-	{"rate_limit_error", Transient, "rate limited"},      // Anthropic, DeepSeek (sample deepseek-429-rate-limit-reached)
-	{"rate_limited", Transient, "rate limited"},          // Mistral code 1300 (cline/cline#9085)
-	{"slow_down", Transient, "slow down"},                // sample openai-429-slow-down
-	{"too_many_tokens_error", Transient, "rate limited"}, // sample cerebras-429-tpm
-	{"token_quota_exceeded", Transient, "rate limited"},
-	{"queue_exceeded", Transient, "queue full"},              // Cerebras (P: Cerebras)
-	{"capacity_exceeded", Transient, "capacity exceeded"},    // sample groq-498-flex-capacity-exceeded
-	{"server_error", Transient, "server error"},              // sample openai-responses-stream-error-event
-	{"server_is_overloaded", Transient, "server overloaded"}, // Dev Proxy docs (P: OpenAI)
-	{"service_unavailable_error", Transient, "service unavailable"},
-	{"internal_server_error", Transient, "server error"}, // sample mistral-500-service-unavailable
-	{"unavailable_error", Transient, "model loading"},    // llama.cpp 503 (mostlygeek/llama-swap#146)
-	{"overloaded_error", Transient, "model overloaded"},  // Anthropic 529, also in streams (P: Anthropic)
-	{"api_error", Transient, "server error"},             // Anthropic 500
-	{"timeout_error", Transient, "provider timeout"},     // Anthropic 504
-	{"resource_exhausted", Transient, "rate limited"},    // google.rpc 429 (sample gemini-429-no-details)
-	{"unavailable", Transient, "service unavailable"},    // google.rpc 503 (sample gemini-503-model-overloaded)
-	{"internal", Transient, "server error"},              // google.rpc 500
-	{"deadline_exceeded", Transient, "provider timeout"}, // google.rpc 504
-	{"rate_limit_exceeded_error", Transient, "rate limited"},
-	{"throttlingexception", Transient, "throttled"}, // Bedrock (amazon-bedrock-client-for-mac#99)
-	{"serviceunavailableexception", Transient, "service unavailable"},
-	{"modeltimeoutexception", Transient, "model timeout"},
-	{"internalserverexception", Transient, "server error"},
-	{"modelstreamerrorexception", Transient, "stream error"},
-	{"modelnotreadyexception", Transient, "model not ready"},
+	{"rate_limit_exceeded", Transient, "rate limited"},                // OpenAI/Groq 429; Responses response.failed (earendil-works/pi#1458)
+	{"rate_limit_error", Transient, "rate limited"},                   // Anthropic, DeepSeek (sample deepseek-429-rate-limit-reached)
+	{"rate_limited", Transient, "rate limited"},                       // Mistral code 1300 (cline/cline#9085)
+	{"slow_down", Transient, "slow down"},                             // sample openai-429-slow-down
+	{"too_many_tokens_error", Transient, "rate limited"},              // sample cerebras-429-tpm
+	{"token_quota_exceeded", Transient, "rate limited"},               // idem (per-day variants are caught by message first)
+	{"queue_exceeded", Transient, "queue full"},                       // Cerebras (P: Cerebras)
+	{"capacity_exceeded", Transient, "capacity exceeded"},             // sample groq-498-flex-capacity-exceeded
+	{"server_error", Transient, "server error"},                       // sample openai-responses-stream-error-event
+	{"server_is_overloaded", Transient, "server overloaded"},          // Dev Proxy docs (P: OpenAI)
+	{"service_unavailable_error", Transient, "service unavailable"},   // idem
+	{"internal_server_error", Transient, "server error"},              // sample mistral-500-service-unavailable
+	{"unavailable_error", Transient, "model loading"},                 // llama.cpp 503 (mostlygeek/llama-swap#146)
+	{"overloaded_error", Transient, "model overloaded"},               // Anthropic 529, also in streams (P: Anthropic)
+	{"api_error", Transient, "server error"},                          // Anthropic 500
+	{"timeout_error", Transient, "provider timeout"},                  // Anthropic 504
+	{"resource_exhausted", Transient, "rate limited"},                 // google.rpc 429 (sample gemini-429-no-details)
+	{"unavailable", Transient, "service unavailable"},                 // google.rpc 503 (sample gemini-503-model-overloaded)
+	{"internal", Transient, "server error"},                           // google.rpc 500
+	{"deadline_exceeded", Transient, "provider timeout"},              // google.rpc 504
+	{"throttlingexception", Transient, "throttled"},                   // Bedrock (amazon-bedrock-client-for-mac#99)
+	{"serviceunavailableexception", Transient, "service unavailable"}, // idem (P: Bedrock)
+	{"modeltimeoutexception", Transient, "model timeout"},             // idem (P: Bedrock)
+	{"internalserverexception", Transient, "server error"},            // idem (P: Bedrock)
+	{"modelstreamerrorexception", Transient, "stream error"},          // idem (P: Bedrock)
+	{"modelnotreadyexception", Transient, "model not ready"},          // idem (P: Bedrock)
 
-	{"invalid_request_error", Invalid, ""}, // OpenAI, Anthropic (P: 1.1)
-	{"invalid_value", Invalid, ""},         // P: OpenAI, Unsupported parameter
-	{"unsupported_parameter", Invalid, ""}, // sample openai-chat-400-unsupported-parameter
-	{"unsupported_value", Invalid, ""},
+	{"invalid_request_error", Invalid, ""},        // OpenAI, Anthropic (P: §1.1)
+	{"invalid_value", Invalid, ""},                // P: OpenAI, Unsupported parameter
+	{"unsupported_parameter", Invalid, ""},        // sample openai-chat-400-unsupported-parameter
+	{"unsupported_value", Invalid, ""},            // openai-go error codes
 	{"invalid_argument", Invalid, ""},             // google.rpc 400
 	{"validationexception", Invalid, ""},          // Bedrock
 	{"badrequesterror", Invalid, ""},              // vLLM
@@ -161,8 +162,8 @@ var strongMessages = []msgRow{
 	has(Policy, "blocked by the content filter", "content management policy"),                 // Azure content filter (openai-dotnet#55)
 	has(Policy, "rejected by the safety system", "rejected as a result of our safety system"), // OpenAI images (not in sample)
 
-	has(ContextOverflow, "context length exceeded", "maximum context length"), // samples vllm-400-context-length; DeepSeek (fast-agent#621)
-	has(ContextOverflow, "context length exceeded", "context_length_exceeded"),
+	has(ContextOverflow, "context length exceeded", "maximum context length"),                                 // samples vllm-400-context-length; DeepSeek (fast-agent#621)
+	has(ContextOverflow, "context length exceeded", "context_length_exceeded"),                                // the code quoted in a message (gateways)
 	has(ContextOverflow, "context size exceeded", "exceeds the available context size"),                       // sample llamacpp-400-exceed-context-size; continue#9797
 	has(ContextOverflow, "context size exceeded", "context size has been exceeded"),                           // llama.cpp 500 (recording; ik_llama.cpp#2420)
 	has(ContextOverflow, "prompt is too long", "prompt is too long"),                                          // sample anthropic-400-prompt-too-long; Bedrock (goose#7504)
@@ -171,15 +172,15 @@ var strongMessages = []msgRow{
 
 	// Request alone larger than the tier's per-minute budget: retrying never helps.
 	has(Wall, "request exceeds the tier's tokens per minute (TPM)", "request too large", "per min"), // sample groq-413-request-too-large-for-tpm; aider#1880
-	// Daily windows, whatever the code says (P: 3.1, 3.2).
-	has(Wall, "tokens per day (TPD) exhausted", "(tpd)"),              // Groq (P: Groq)
-	has(Wall, "requests per day (RPD) exhausted", "(rpd)"),            // samples openai-429-rpd-short-drip, openai-429-rpd-long-wait
-	has(Wall, "tokens per day exhausted", "tokens per day"),           // sample cerebras-429-tpd-long-retry-after
-	has(Wall, "free models per day exhausted", "free-models-per-day"), // OpenRouter (P: OpenRouter)
-	has(Wall, "daily limit reached", "per day"),
-	has(Wall, "daily limit reached", "per-day"),
-	has(Wall, "daily limit reached", "daily limit"),
-	has(Wall, "daily limit reached", "daily quota"),
+	// Daily windows, whatever the code says (P: §3.1, 3.2).
+	has(Wall, "tokens per day (TPD) exhausted", "(tpd)"),                                             // Groq (P: Groq)
+	has(Wall, "requests per day (RPD) exhausted", "(rpd)"),                                           // samples openai-429-rpd-short-drip, openai-429-rpd-long-wait
+	has(Wall, "tokens per day exhausted", "tokens per day"),                                          // sample cerebras-429-tpd-long-retry-after
+	has(Wall, "free models per day exhausted", "free-models-per-day"),                                // OpenRouter (P: OpenRouter)
+	has(Wall, "daily limit reached", "per day"),                                                      // P: §3.1
+	has(Wall, "daily limit reached", "per-day"),                                                      // idem
+	has(Wall, "daily limit reached", "daily limit"),                                                  // idem
+	has(Wall, "daily limit reached", "daily quota"),                                                  // idem
 	{re: regexp.MustCompile(`\blimit: 0\b`), kind: Wall, what: "no quota for this model (limit: 0)"}, // sample gemini-429-limit-zero
 	// Billing and spend.
 	has(Wall, "credit balance too low", "credit balance is too low"),               // sample anthropic-400-credit-balance-too-low
@@ -188,17 +189,17 @@ var strongMessages = []msgRow{
 	has(Wall, "insufficient balance", "insufficient balance"),                      // DeepSeek 402 (frostime/sy-f-misc#10)
 	has(Wall, "insufficient credits", "requires more credits"),                     // sample openrouter-402-insufficient-credits
 	has(Wall, "credits or spending limit exhausted", "used all available credits"), // xAI 429/403 (continue#10373, warp#14863)
-	has(Wall, "spending limit reached", "spending limit"),
-	has(Wall, "spend limit reached", "spend limit"),
-	has(Wall, "credits depleted", "depleted your"),          // Hugging Face 402 (recording)
-	has(Wall, "usage limit reached", "usage limit reached"), // MiniMax 5-hour window (MiniMax-M2.7#36)
+	has(Wall, "spending limit reached", "spending limit"),                          // xAI (idem)
+	has(Wall, "spend limit reached", "spend limit"),                                // Anthropic spend caps (P: Anthropic)
+	has(Wall, "credits depleted", "depleted your"),                                 // Hugging Face 402 (recording)
+	has(Wall, "usage limit reached", "usage limit reached"),                        // MiniMax 5-hour window (MiniMax-M2.7#36)
 	// The key.
 	has(Wall, "invalid API key", "incorrect api key"),                 // samples xai-400-incorrect-api-key, openai-chat-401-invalid-api-key
 	has(Wall, "invalid API key", "invalid api key"),                   // samples groq-401-invalid-api-key, together-401-invalid-api-key
 	has(Wall, "API key not valid", "api key not valid"),               // Gemini 400 API_KEY_INVALID (recording)
 	has(Wall, "authentication failed", "authentication fails"),        // sample deepseek-401-auth-fails
 	has(Wall, "invalid subscription key", "invalid subscription key"), // Azure 401 (BotSharp#386)
-	// The model or deployment (P: 3.5).
+	// The model or deployment (P: §3.5).
 	has(Wall, "model does not exist", "model not exist"),                             // DeepSeek 400 (recording)
 	has(Wall, "model not found", "is not found for api version"),                     // sample gemini-404-model-not-found
 	has(Wall, "malformed model name", "unexpected model name format"),                // sample gemini-400-bad-model-name
@@ -209,7 +210,7 @@ var strongMessages = []msgRow{
 	has(Wall, "location not supported", "user location is not supported"),            // Gemini 400 (poenl/gemini-api#4)
 	has(Wall, "no billing account", "without a billing account"),                     // Gemini 400 (u14app/neo-chat#7)
 
-	has(Unknown, "fetching a multimodal file timed out", "download multimodal file timed out"), // DashScope 400 (P: 3.9)
+	has(Unknown, "fetching a multimodal file timed out", "download multimodal file timed out"), // DashScope 400 (P: §3.9)
 
 	has(Invalid, "image input not supported", "image input is not supported"), // llama.cpp 500 without mmproj (P: Local servers)
 	has(Invalid, "input could not be processed", "failed to process inputs"),  // Ollama 500 image: unknown format (recording)
@@ -217,14 +218,14 @@ var strongMessages = []msgRow{
 
 // weakMessages decide only when neither the status nor a code does.
 var weakMessages = []msgRow{
-	has(Transient, "model overloaded", "overloaded"),    // Anthropic, Gemini, OpenAI 503
-	has(Transient, "capacity exceeded", "capacity"),     // Mistral (continue#6185), Groq flex
-	has(Transient, "rate limited", "rate-limited"),      // OpenRouter upstream (P: OpenRouter)
-	has(Transient, "rate limited", "rate limit"),        // sample mistral-429-requests-rate-limit
-	has(Transient, "rate limited", "too many requests"), // Bedrock (litellm#589)
-	has(Transient, "high traffic", "high traffic"),      // Cerebras queue_exceeded
-	has(Transient, "temporarily unavailable", "try again later"),
-	has(Transient, "service unavailable", "service unavailable"),
+	has(Transient, "model overloaded", "overloaded"),             // Anthropic, Gemini, OpenAI 503
+	has(Transient, "capacity exceeded", "capacity"),              // Mistral (continue#6185), Groq flex
+	has(Transient, "rate limited", "rate-limited"),               // OpenRouter upstream (P: OpenRouter)
+	has(Transient, "rate limited", "rate limit"),                 // sample mistral-429-requests-rate-limit
+	has(Transient, "rate limited", "too many requests"),          // Bedrock (litellm#589)
+	has(Transient, "high traffic", "high traffic"),               // Cerebras queue_exceeded
+	has(Transient, "temporarily unavailable", "try again later"), // sample groq-498-flex-capacity-exceeded
+	has(Transient, "service unavailable", "service unavailable"), // sample mistral-500-service-unavailable
 }
 
 // lookupCode returns the first row of rows whose code is one of codes.
@@ -257,7 +258,7 @@ func lookupMessage(rows []msgRow, msg string) (msgRow, bool) {
 }
 
 // transientStatus are the statuses that mean "try again" by themselves:
-// 408, 409 and 5xx as the official SDKs retry them (P: 1.3), 425 Too Early,
+// 408, 409 and 5xx as the official SDKs retry them (P: §1.3), 425 Too Early,
 // 429, Groq's 498 flex capacity (sample groq-498-flex-capacity-exceeded),
 // Anthropic's 529 (P: Anthropic) and Cloudflare's 520-524 (all in 5xx).
 func transientStatus(s int) bool {

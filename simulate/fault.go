@@ -55,7 +55,9 @@ const (
 	// "content_filter" and no content.
 	ContentFilter Kind = "content_filter"
 	// Reset closes the TCP connection with a reset before any header is
-	// written: the client sees an error wrapping syscall.ECONNRESET.
+	// written (after the provider's error latency): the client sees an error
+	// wrapping syscall.ECONNRESET. Served to a ResponseWriter that is neither
+	// the Transport's nor hijackable, it panics with http.ErrAbortHandler.
 	Reset Kind = "reset"
 	// Hang writes nothing until the request's context ends.
 	Hang Kind = "hang"
@@ -108,7 +110,8 @@ type Fault struct {
 	Afford int
 	// Status, when not 0, replaces the HTTP status of an error kind.
 	Status int
-	// Body, when not empty, replaces the body of an error kind, byte for byte.
+	// Body, when not empty, replaces the body of an error kind, byte for
+	// byte; for StreamError it is the data of the error frame.
 	Body string
 	// Header adds or replaces response headers of any kind that answers; a key
 	// mapped to an empty list removes that header.

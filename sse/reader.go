@@ -104,7 +104,7 @@ func (r *Reader) Next() (Event, error) {
 	}
 	for {
 		line, err := r.readLine(limit)
-		if !r.started && line != nil {
+		if !r.started {
 			r.started = true
 			line = bytes.TrimPrefix(line, bom)
 		}

@@ -79,6 +79,7 @@ func TestReader_Framing(t *testing.T) {
 		},
 		{name: "unknown fields ignored", in: "foo: bar\ndata : x\nDATA: y\ndata: z\n\n", want: []Event{{Data: "z"}}},
 		{name: "byte order mark skipped", in: "\xEF\xBB\xBFdata: x\n\n", want: []Event{{Data: "x"}}},
+		{name: "byte order mark only at the very start", in: "\n\xEF\xBB\xBFdata: x\n\ndata: y\n\n", want: []Event{{Data: "y"}}},
 		{name: "second byte order mark kept", in: "\xEF\xBB\xBFdata: x\n\n\xEF\xBB\xBFdata: y\n\ndata: z\n\n", want: []Event{{Data: "x"}, {Data: "z"}}},
 		{name: "unterminated last event", in: "data: a\n\ndata: b\n", want: []Event{{Data: "a"}, {Data: "b"}}},
 		{name: "unterminated last line", in: "data: a\n\ndata: [DONE]", want: []Event{{Data: "a"}, {Data: "[DONE]"}}},

@@ -130,14 +130,19 @@ func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http
 	return resp, nil
 }
 
+// minRedactLen is the shortest key redact looks for.
+const minRedactLen = 8
+
 // redacted is what replaces the key in an error.
 const redacted = "[redacted]"
 
 // redact removes key from err: in place in an *llm.ProviderError (message
 // and body) and a *url.Error (URL), and by wrapping when the message still
-// holds it. The wrapper keeps errors.Is and errors.As working.
+// holds it. The wrapper keeps errors.Is and errors.As working. Keys shorter
+// than minRedactLen are placeholders ("ollama", "k"), not secrets: replacing
+// them would mangle ordinary words of the message.
 func redact(err error, key string) error {
-	if err == nil || key == "" {
+	if err == nil || len(key) < minRedactLen {
 		return err
 	}
 	var pe *llm.ProviderError

@@ -27,9 +27,18 @@ const (
 )
 
 // ErrMalformed is wrapped by the error for a 2xx body or stream chunk that
-// is not the JSON it should be. errors.As also finds the *json.SyntaxError
-// or *json.UnmarshalTypeError behind it.
+// is not the JSON it should be. Being the provider's answer, that error
+// also holds an *llm.ProviderError (status 200, no code, the body, and the
+// JSON error in its message) for errors.As.
 var ErrMalformed = errors.New("openai: malformed response")
+
+// malformed is the error for a body or chunk that does not decode.
+func malformed(header http.Header, body []byte, phase llm.Phase, what string, err error) error {
+	return fmt.Errorf("%w: %w", ErrMalformed, &llm.ProviderError{
+		Dialect: dialect, Status: http.StatusOK, Header: header, Body: capBody(body), Phase: phase,
+		Message: "malformed " + what + ": " + err.Error(),
+	})
+}
 
 // chatResponse is a chat.completion object.
 type chatResponse struct {
@@ -191,7 +200,7 @@ func DecodeResponse(resp *http.Response) (*llm.Response, error) {
 func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	var cr chatResponse
 	if err := json.Unmarshal(body, &cr); err != nil {
-		return nil, fmt.Errorf("%w: response body: %w", ErrMalformed, err)
+		return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
 	}
 	if present(cr.Error) {
 		pe := providerError(ParseError(http.StatusOK, header, capBody(body)), header, body, llm.PhaseResponse)
@@ -365,7 +374,12 @@ func isEventStream(header http.Header, br *bufio.Reader) bool {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return false
 	}
-	head, _ := br.Peek(64)
+	// Look only at what has arrived: waiting for more could stall on a
+	// slow stream whose first event is short.
+	if _, err := br.Peek(1); err != nil {
+		return false
+	}
+	head, _ := br.Peek(min(br.Buffered(), 64))
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
 	for _, p := range []string{"data:", "event:", "id:", "retry:", ":"} {
 		if bytes.HasPrefix(head, []byte(p)) {

@@ -192,8 +192,9 @@ func TestDecodeResponse_ErrorStatusKeepsAtMost64KiB(t *testing.T) {
 
 func TestDecodeResponse_Malformed(t *testing.T) {
 	_, err := DecodeResponse(jsonResponse(200, "<html>bad gateway</html>"))
-	if !errors.Is(err, ErrMalformed) {
-		t.Fatalf("err = %v, want ErrMalformed", err)
+	var pe *llm.ProviderError
+	if !errors.Is(err, ErrMalformed) || !errors.As(err, &pe) || pe.Status != 200 || pe.Phase != llm.PhaseResponse {
+		t.Fatalf("err = %v, want ErrMalformed with a 200 ProviderError", err)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package openai speaks the OpenAI chat completions dialect, which OpenAI,
 // Groq, OpenRouter, DeepSeek, Together, Mistral, Cerebras, Fireworks, xAI,
 // Ollama, vLLM and llama.cpp all serve: it encodes llm.Request, decodes
-// responses and streams, and turns every failure into an llm.ProviderError
-// (through ParseError and ParseStreamError) or a transport error.
+// responses and streams, and turns every failure of the provider into an
+// llm.ProviderError (through ParseError and ParseStreamError); any other
+// failure is a transport error.
 //
 //	c := &openai.Client{BaseURL: "https://api.groq.com/openai/v1", APIKey: os.Getenv("GROQ_API_KEY")}
 //	req := &llm.Request{Model: "llama-3.3-70b-versatile",

@@ -185,6 +185,10 @@ func errFromObject(m map[string]json.RawMessage, status, depth int) errFields {
 	case isObj:
 		// {"error":{...}}: OpenAI, Anthropic, Gemini, OpenRouter, Groq, ...
 		f = errTopLevel(inner)
+		if f.message == "" && f.code == "" && f.typ == "" && errPresent(inner["error"]) && depth < errMaxNesting {
+			// A gateway that wrapped the envelope once more.
+			return errFromObject(inner, status, depth+1)
+		}
 		if f.typ == "" {
 			// Gemini keeps its canonical status text where others keep a type.
 			f.typ = errString(inner["status"])

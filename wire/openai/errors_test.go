@@ -202,6 +202,13 @@ func TestParseError_Envelopes(t *testing.T) {
 			want:   llm.ProviderError{Type: "Service Unavailable", Code: "503", Message: "The model is overloaded."},
 		},
 		{
+			// A gateway that wraps the envelope once more.
+			name:   "DoubleWrapped",
+			status: 500,
+			body:   `{"error":{"error":{"message":"upstream failed","type":"server_error"}}}`,
+			want:   llm.ProviderError{Type: "server_error", Message: "upstream failed"},
+		},
+		{
 			// DeepSeek sends JSON as application/octet-stream (frostime/sy-f-misc#10).
 			name:   "OctetStream",
 			status: 402,

@@ -79,8 +79,9 @@ type chunkToolCall struct {
 //     servers omit [DONE]); else it returns an error wrapping both
 //     llm.ErrStreamTruncated and the read error (io.ErrUnexpectedEOF for a
 //     clean end of the body, never io.EOF), so a reset stays visible;
-//   - a chunk that is not JSON returns an error wrapping ErrMalformed
-//     (or the truncation error when it is the cut-off end of the body).
+//   - a chunk that is not JSON, or an event past sse.DefaultMaxEventSize,
+//     returns an error wrapping ErrMalformed and a ProviderError (or the
+//     truncation error when the bad chunk is the cut-off end of the body).
 //
 // Once Next returns an error it returns the same error on every later
 // call. Close closes the body and may be called more than once, and from
@@ -162,7 +163,7 @@ func (s *stream) next() (llm.Chunk, error) {
 			if s.r.Incomplete() {
 				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 			}
-			return llm.Chunk{}, fmt.Errorf("%w: stream chunk: %w", ErrMalformed, err)
+			return llm.Chunk{}, malformed(s.header, []byte(data), llm.PhaseStream, "stream chunk", err)
 		}
 		if present(cc.Error) || cc.Object == "error" {
 			return llm.Chunk{}, s.frameError([]byte(data), "error frame in stream")
@@ -225,7 +226,7 @@ func (s *stream) endError(err error) error {
 		return ErrStreamClosed
 	}
 	if errors.Is(err, sse.ErrTooLong) {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+		return malformed(s.header, nil, llm.PhaseStream, "stream", err)
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -274,6 +275,10 @@ func TestDecodeStream_MalformedChunk(t *testing.T) {
 	if errors.Is(err, llm.ErrStreamTruncated) {
 		t.Errorf("a malformed complete chunk is not a truncation: %v", err)
 	}
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || pe.Phase != llm.PhaseStream || string(pe.Body) != `{"id": nope}` {
+		t.Errorf("err = %v, want a stream ProviderError holding the chunk", err)
+	}
 }
 
 func TestDecodeStream_NonStandardShapes(t *testing.T) {
@@ -356,5 +361,32 @@ func TestStream_CloseIsIdempotentAndStopsNext(t *testing.T) {
 	}
 	if _, err := st.Next(); !errors.Is(err, ErrStreamClosed) {
 		t.Errorf("Next after Close = %v, want ErrStreamClosed", err)
+	}
+}
+
+func TestDecodeStream_JSONErrorBodyIn200(t *testing.T) {
+	_, err := DecodeStream(jsonResponse(200, `{"error":{"message":"model overloaded","type":"server_error"}}`))
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || pe.Status != 200 || pe.Phase != llm.PhaseResponse {
+		t.Fatalf("err = %v, want a 200 ProviderError", err)
+	}
+}
+
+func TestDecodeStream_SniffingDoesNotWaitForMoreBytes(t *testing.T) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	go pw.Write([]byte(": OPENROUTER PROCESSING\n\n"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := DecodeStream(&http.Response{StatusCode: 200, Header: http.Header{}, Body: pr})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("DecodeStream waited for more bytes to sniff the body")
 	}
 }

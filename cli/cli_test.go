@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/detourhq/detour/ledger"
+	sim "github.com/detourhq/detour/simulate"
+)
+
+// run runs the detour command line with env vars and stdin; it returns the
+// exit code, stdout and stderr.
+func run(t *testing.T, vars map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, Env{
+		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return vars[k] },
+	})
+	return code, out.String(), errb.String()
+}
+
+// fixture starts fake providers p1..p3 on loopback and writes a config whose
+// route "default" chains them; p2 takes its key from P2_KEY.
+func fixture(t *testing.T) (*sim.Server, map[string]string) {
+	t.Helper()
+	srv, err := sim.Start(sim.Provider{Name: "p1"}, sim.Provider{Name: "p2"}, sim.Provider{Name: "p3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`providers:
+  p1: {base_url: %s, key_env: P1_KEY, pool: free}
+  p2: {base_url: %s, key_env: P2_KEY, pool: credit}
+  p3: {base_url: %s, key_env: P3_KEY, pool: prepaid}
+targets:
+  p1/m: {family: fam}
+  p2/m: {family: fam}
+  p3/other: {family: other}
+routes:
+  default:
+    chain: [p1/m, p2/m, p3/other]
+`, srv.BaseURL("p1"), srv.BaseURL("p2"), srv.BaseURL("p3"))
+	path := filepath.Join(dir, "detour.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv, map[string]string{
+		"DETOUR_CONFIG": path, "DETOUR_LEDGER": filepath.Join(dir, "ledger.jsonl"),
+		"P1_KEY": "k1", "P2_KEY": "k2", "P3_KEY": "k3",
+	}
+}
+
+func TestAsk_AnswersAndPrintsHops(t *testing.T) {
+	srv, vars := fixture(t)
+	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.NoCredits})
+	code, out, errOut := run(t, vars, "", "ask", "hello", "there")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "Hello from p2/m") {
+		t.Errorf("stdout = %q, want p2's answer", out)
+	}
+	if !strings.Contains(errOut, "p1/m") || !strings.Contains(errOut, "http_402") || !strings.Contains(errOut, "answered by p2/m") {
+		t.Errorf("stderr lacks the hop line or the answer line:\n%s", errOut)
+	}
+	recs, err := ledger.ReadFile(vars["DETOUR_LEDGER"])
+	if err != nil || len(recs) != 2 || recs[0].Status != "http_402" || recs[1].Status != "ok" {
+		t.Fatalf("ledger = %+v, %v; want the 402 then ok", recs, err)
+	}
+}
+
+func TestAsk_ReadsStdinAndPrintsJSON(t *testing.T) {
+	_, vars := fixture(t)
+	code, out, errOut := run(t, vars, "a prompt on stdin\n", "ask", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got askJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if got.Provider != "p1" || got.Model != "m" || got.Attempts != 1 || got.Degraded || got.Answer == "" {
+		t.Fatalf("json = %+v", got)
+	}
+}
+
+func TestAsk_NoFallbackNeverSwapsAndExitsNonZero(t *testing.T) {
+	srv, vars := fixture(t)
+	srv.Enqueue("p2", "m", sim.Fault{Kind: sim.NoCredits})
+	code, out, errOut := run(t, vars, "", "ask", "--start", "p2", "--no-fallback", "hi")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitFailed, errOut)
+	}
+	if out != "" {
+		t.Errorf("stdout should be empty on failure, got %q", out)
+	}
+	st := srv.Stats()
+	if st.Requests("p1", "") != 0 || st.Requests("p3", "") != 0 || st.Requests("p2", "") != 1 {
+		t.Fatalf("requests p1=%d p2=%d p3=%d, want only one to p2", st.Requests("p1", ""), st.Requests("p2", ""), st.Requests("p3", ""))
+	}
+}
+
+func TestAsk_FailClosedExitCode(t *testing.T) {
+	srv, vars := fixture(t)
+	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.BadRequest})
+	code, _, errOut := run(t, vars, "", "ask", "hi")
+	if code != ExitFailClosed {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitFailClosed, errOut)
+	}
+	if srv.Stats().Requests("p2", "") != 0 {
+		t.Fatal("an invalid request was sent to another provider")
+	}
+}
+
+func TestAsk_AllFailListsReasonsAndSkipsKeyless(t *testing.T) {
+	srv, vars := fixture(t)
+	delete(vars, "P2_KEY")
+	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.DailyQuota})
+	srv.Enqueue("p3", "other", sim.Fault{Kind: sim.NoCredits})
+	code, _, errOut := run(t, vars, "", "ask", "hi")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d", code, ExitFailed)
+	}
+	for _, want := range []string{"1. p1/m", "2. p2/m", "P2_KEY is not set", "3. p3/other"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestAsk_ConfigErrorExitCode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "detour.yaml")
+	os.WriteFile(path, []byte("routes:\n  default:\n    chain: [nosuch/model]\n"), 0o600)
+	code, _, errOut := run(t, map[string]string{"DETOUR_CONFIG": path}, "", "ask", "hi")
+	if code != ExitConfig {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitConfig, errOut)
+	}
+	if !strings.Contains(errOut, "detour.yaml:3") || !strings.Contains(errOut, "nosuch") {
+		t.Errorf("config error should name file:line and the field:\n%s", errOut)
+	}
+}
+
+func TestAsk_UsageErrors(t *testing.T) {
+	_, vars := fixture(t)
+	if code, _, _ := run(t, vars, "", "ask", "--bogus"); code != ExitUsage {
+		t.Errorf("unknown flag: exit %d, want %d", code, ExitUsage)
+	}
+	if code, _, errOut := run(t, vars, "   ", "ask"); code != ExitUsage || !strings.Contains(errOut, "empty prompt") {
+		t.Errorf("empty stdin: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestCheck_PrintsChainPoolsKeysAndWarnings(t *testing.T) {
+	_, vars := fixture(t)
+	delete(vars, "P3_KEY")
+	code, out, errOut := run(t, vars, "", "check")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"route default", "p1/m", "pool free", "key set (P1_KEY)", "missing P3_KEY"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "k1") || strings.Contains(out, "k2") {
+		t.Errorf("check printed a key value:\n%s", out)
+	}
+}
+
+func TestCheck_WarnsOnOnePoolAndPaidBeforeFree(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "detour.yaml")
+	os.WriteFile(path, []byte(`providers:
+  a: {base_url: https://a.example/v1, key_env: A_KEY, pool: payg}
+  b: {base_url: https://b.example/v1, key_env: B_KEY, pool: payg}
+  c: {base_url: https://c.example/v1, key_env: C_KEY, pool: free}
+targets:
+  a/m: {price: {in: 1, out: 2}}
+routes:
+  same: {chain: [a/m, b/m]}
+  order: {chain: [a/m, c/m]}
+`), 0o600)
+	code, out, errOut := run(t, map[string]string{"DETOUR_CONFIG": path, "A_KEY": "x", "B_KEY": "y", "C_KEY": "z"}, "", "check")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "pool") || !strings.Contains(strings.ToLower(out), "free") {
+		t.Fatalf("no pool warnings:\n%s", out)
+	}
+	warn := out[strings.Index(out, "warnings:"):]
+	if !strings.Contains(warn, "same") || !strings.Contains(warn, "order") {
+		t.Errorf("want a one-pool warning for route same and a paid-before-free one for route order:\n%s", warn)
+	}
+}
+
+func TestDemo_RunsWithNoKeysAndNoConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo takes a few seconds")
+	}
+	code, out, errOut := run(t, map[string]string{}, "", "demo", "--requests", "12", "--latency-scale", "0.05", "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"12 requests: 12 answered", "sends saved by parking", "ledger:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo summary lacks %q:\n%s", want, out)
+		}
+	}
+}
