@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/llm"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -216,3 +218,13 @@ func TestDemo_RunsWithNoKeysAndNoConfig(t *testing.T) {
 		}
 	}
 }
+
+func prompt() *llm.Request {
+	return &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}
+}
+
+// noSleep is a clock whose waits return at once.
+type noSleep struct{}
+
+func (noSleep) Now() time.Time                                  { return time.Now() }
+func (noSleep) Sleep(ctx context.Context, _ time.Duration) bool { return ctx.Err() == nil }
