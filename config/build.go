@@ -63,7 +63,10 @@ func (c *Config) Build(opts BuildOptions) (map[string]*router.Route, error) {
 
 // Lookup makes the route a request's model names: a route of the config,
 // else a "provider/model" target as a route of one (see TargetRoute). An
-// unknown name is an error wrapping ErrUnknownRoute that lists the routes.
+// unknown name is an error wrapping ErrUnknownRoute that lists the routes
+// (ErrUnknownProvider for an address whose provider is unknown). Each call
+// makes new clients; a server builds its routes once with Build and calls
+// TargetRoute only for addresses.
 func (c *Config) Lookup(name string, opts BuildOptions) (*router.Route, error) {
 	if r, ok := c.Routes[name]; ok {
 		if errs := c.validate(nil); len(errs) > 0 {

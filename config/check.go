@@ -28,11 +28,13 @@ const (
 // KeyStatus is the key situation of one target.
 type KeyStatus struct {
 	// Target is "provider/model".
-	Target   string
+	Target string
+	// Provider is the target's provider.
 	Provider string
 	// KeyEnv names the key variable; empty when none is needed.
 	KeyEnv string
-	State  KeyState
+	// State says whether the key is set, missing or not needed.
+	State KeyState
 }
 
 // String returns "set (GROQ_API_KEY)", "missing GROQ_API_KEY" or "not needed".

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // wantErr is one expected problem: the message starts with at (file, line,
@@ -309,5 +310,40 @@ func TestLooksSecret(t *testing.T) {
 	}
 	if !looksRandom("Ab3dEfGh1jKlMn0pQrStUvWxYz12") || looksRandom("MY_OPENAI_KEY_FOR_PROJECT_2") {
 		t.Error("looksRandom: wrong on a Mistral-style key or a long variable name")
+	}
+}
+
+func TestParse_MergeKeyBombIsBounded(t *testing.T) {
+	src := "a: &a {x: 1}\n"
+	for i := range 8 {
+		prev := string(rune('a' + i))
+		cur := string(rune('b' + i))
+		src += cur + ": &" + cur + " {"
+		for range 8 {
+			src += "<<: *" + prev + ", "
+		}
+		src += "y: 2}\n"
+	}
+	src += "routes:\n  r:\n    <<: *i\n    chain: [groq/x]\n"
+	done := make(chan error, 1)
+	go func() { _, err := Parse("detour.yaml", []byte(src)); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Parse: want errors (unknown fields, too many merges)")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Parse did not bound merge-key expansion")
+	}
+}
+
+func TestParse_KeyAsFieldNameIsHidden(t *testing.T) {
+	src := "providers:\n  sk-abcdefghijklmnopqrstuvwxyz: {}\n  groq: {sk-abcdefghijklmnopqrstuvwxyz: true}\n"
+	_, err := Parse("detour.yaml", []byte(src))
+	if err == nil || !errors.Is(err, ErrKeyInFile) {
+		t.Fatalf("err = %v, want ErrKeyInFile", err)
+	}
+	if strings.Contains(err.Error(), "abcdefghijklmnop") {
+		t.Errorf("a key leaked into the error:\n%v", err)
 	}
 }

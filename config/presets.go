@@ -17,13 +17,15 @@ import (
 type Preset struct {
 	// Name is the preset's name; a provider of that name (or with
 	// preset: NAME) starts from it.
-	Name    string
+	Name string
+	// Dialect is the wire format (all presets speak OpenAI today).
 	Dialect Dialect
 	// BaseURL is the API root the provider documents.
 	BaseURL string
 	// KeyEnv is the conventional variable for the key; empty means none.
 	KeyEnv string
-	Pool   Pool
+	// Pool is how the provider bills.
+	Pool Pool
 	// Model is the model Default chains for this provider; empty means the
 	// preset has no default model (Default leaves it out).
 	Model string

@@ -111,6 +111,11 @@ var credentialHeaders = []string{"authorization", "proxy-authorization", "x-api-
 // provider checks one provider.
 func (v *validator) provider(name string, p Provider) {
 	path := child("providers", name)
+	if looksSecret(name) || looksRandom(name) {
+		v.fail(path, true, ErrKeyInFile, "this provider name looks like an API key, and keys never go in this file: "+
+			"name the provider, export the key in the environment and write key_env: VAR in it")
+		return
+	}
 	if name == "" || strings.ContainsAny(name, "/ \t\n") {
 		v.fail(path, true, nil, "provider name %s cannot be empty or hold \"/\" or spaces: "+
 			"in a target address the first \"/\" ends the provider name", quote(name))

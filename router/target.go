@@ -1,6 +1,8 @@
 package router
 
 import (
+	"time"
+
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
@@ -63,4 +65,15 @@ type Route struct {
 	// NoFallback forbids moving to another model family; failover to the same
 	// family elsewhere stays allowed.
 	NoFallback bool
+	// FirstToken is how long a stream may take to produce its first output
+	// before the router gives up on that target and moves on (nothing has
+	// reached the caller yet). Zero means only the budget's deadline.
+	FirstToken time.Duration
+	// IdleTimeout ends a stream that sends no chunk for this long, with
+	// llm.ErrStreamStalled. Zero means no idle limit.
+	IdleTimeout time.Duration
+	// Buffered holds each stream until it is complete before handing it to
+	// the caller, so a cut or stall mid-answer still fails over invisibly
+	// (first-token time is traded for completeness).
+	Buffered bool
 }

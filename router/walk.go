@@ -34,7 +34,10 @@ type walk struct {
 	last        map[string]Candidate // each target's last word, by ID
 	lastErr     error
 	requeue     bool
-	earliest    time.Time // earliest reset of a parked candidate
+	// stream is set when the caller asked for a stream; it receives the
+	// stream that reached its first output.
+	stream   *streamWalk
+	earliest time.Time // earliest reset of a parked candidate
 }
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
@@ -123,12 +126,30 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 		}
 		w.sends++
 		start := w.clk.Now()
-		actx, cancel := context.WithTimeout(ctx, w.started.Add(w.budget.Deadline).Sub(start))
-		resp, err := t.Client.Complete(actx, treq)
-		cancel()
+		actx, cancel := w.attemptContext(ctx, start)
+		var resp *llm.Response
+		var st *routedStream
+		var err error
+		if w.stream != nil {
+			st, err = w.openStream(actx, cancel, t, treq)
+		} else {
+			resp, err = t.Client.Complete(actx, treq)
+		}
+		if st == nil {
+			cancel()
+		}
 		now := w.clk.Now()
 		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Duration: now.Sub(start)}
 		if err == nil {
+			first := w.route.Chain[0].ModelFamily()
+			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first}
+			if st != nil {
+				// The stream's record is written when it ends.
+				st.attempt, st.permit, st.start = a, permit, start
+				w.stream.Result, w.stream.Stream = res, st
+				res.Attempts = w.attempts
+				return res, true, nil
+			}
 			w.r.health().Done(t.ID(), permit, health.Outcome{}, now)
 			a.Status, a.Action, a.Usage = "ok", policy.Return, resp.Usage
 			a.Cost = t.Cost(resp.Usage)
@@ -136,9 +157,8 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			if resp.Model == "" {
 				resp.Model = t.Model
 			}
-			first := w.route.Chain[0].ModelFamily()
-			return &Result{RequestID: w.id, Response: resp, Target: t, Attempts: w.attempts,
-				Degraded: t.ModelFamily() != first}, true, nil
+			res.Response, res.Attempts = resp, w.attempts
+			return res, true, nil
 		}
 		f := classify.Classify(err, now)
 		if ctx.Err() != nil {
@@ -204,6 +224,12 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			return nil, true, w.fail(f.Kind, sentinel, err)
 		}
 	}
+}
+
+// attemptContext bounds one send by what is left of the deadline. The cancel
+// func passes to the stream when a stream is handed to the caller.
+func (w *walk) attemptContext(ctx context.Context, now time.Time) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, w.started.Add(w.budget.Deadline).Sub(now))
 }
 
 // next describes the first candidate after idx that could be sent to now.
