@@ -69,4 +69,3 @@ func (e *ProviderError) Error() string {
 	}
 	return b.String()
 }
-

@@ -10,7 +10,7 @@ while IFS= read -r line; do
   name=$(sed -E 's/^.*func (Fuzz[A-Za-z0-9_]*).*/\1/' <<<"$line")
   pkg=./$(dirname "$file")
   echo "fuzz $pkg $name ($time)"
-  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$time" "$pkg" >/tmp/fuzz.$$.log 2>&1; then
+  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$time" -fuzzminimizetime 2s "$pkg" >/tmp/fuzz.$$.log 2>&1; then
     cat /tmp/fuzz.$$.log; status=1
   fi
 done < <(grep -rn --include='*_test.go' -E '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' . | sed 's|^\./||')
