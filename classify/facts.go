@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/detourhq/detour/sse"
 )
 
 // maxFactsDepth bounds how deep readFacts walks a body, embedded JSON
@@ -41,7 +43,7 @@ func readFacts(body []byte) facts {
 	var fx facts
 	d := bytes.TrimSpace(body)
 	if bytes.HasPrefix(d, []byte("data:")) || bytes.HasPrefix(d, []byte("event:")) {
-		d = firstSSEData(d)
+		d = sse.FirstData(d)
 	}
 	fx.walkJSON(d, "", 0)
 	return fx
@@ -138,22 +140,4 @@ func (fx *facts) field(k string, v any, parent string, depth int) {
 		}
 	}
 	fx.walk(v, k, depth+1)
-}
-
-// firstSSEData returns the data of the first SSE event in d.
-func firstSSEData(d []byte) []byte {
-	var out [][]byte
-	for line := range bytes.Lines(d) {
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			if len(out) > 0 {
-				break
-			}
-			continue
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			out = append(out, bytes.TrimPrefix(v, []byte(" ")))
-		}
-	}
-	return bytes.Join(out, []byte("\n"))
 }

@@ -272,3 +272,19 @@ func indexEOL(b []byte) int {
 	}
 	return -1
 }
+
+// FirstData returns the data of the first event in b that has any (its data
+// lines joined by "\n"), or nil. It reads b with a Reader, so comments,
+// line endings and field rules are those of Next.
+func FirstData(b []byte) []byte {
+	r := NewReader(bytes.NewReader(b))
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return nil
+		}
+		if ev.Data != "" {
+			return []byte(ev.Data)
+		}
+	}
+}

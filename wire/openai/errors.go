@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/sse"
 )
 
 // Limits of what an error keeps.
@@ -155,7 +156,7 @@ type errFields struct {
 func errEnvelope(body []byte, status, depth int) (errFields, bool) {
 	d := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")))
 	if len(d) > 0 && (bytes.HasPrefix(d, []byte("data:")) || bytes.HasPrefix(d, []byte("event:"))) {
-		d = errSSEData(d)
+		d = sse.FirstData(d)
 	}
 	if len(d) == 0 || depth > errMaxNesting {
 		return errFields{}, false
@@ -405,25 +406,6 @@ func errStripTags(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// errSSEData returns the data of the first SSE event in d (its data: lines
-// joined by "\n").
-func errSSEData(d []byte) []byte {
-	var out [][]byte
-	for line := range bytes.Lines(d) {
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			if len(out) > 0 {
-				break
-			}
-			continue
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			out = append(out, bytes.TrimPrefix(v, []byte(" ")))
-		}
-	}
-	return bytes.TrimSpace(bytes.Join(out, []byte("\n")))
 }
 
 // errCut cuts s to at most n runes, ending in "…" when cut; invalid UTF-8
