@@ -362,12 +362,12 @@ func errText(body []byte) string {
 		return ""
 	}
 	if strings.HasPrefix(s, "<") {
-		low := strings.ToLower(s)
+		low := asciiLower(s)
 		for _, tag := range []string{"title", "h1"} {
 			if i := strings.Index(low, "<"+tag); i >= 0 {
 				if j := strings.IndexByte(low[i:], '>'); j >= 0 {
 					rest := s[i+j+1:]
-					if k := strings.Index(strings.ToLower(rest), "</"+tag); k >= 0 {
+					if k := strings.Index(asciiLower(rest), "</"+tag); k >= 0 {
 						if t := strings.Join(strings.Fields(errStripTags(rest[:k])), " "); t != "" {
 							return errCut(t, errMaxText)
 						}
@@ -378,6 +378,19 @@ func errText(body []byte) string {
 		s = errStripTags(s)
 	}
 	return errFirstLine(s)
+}
+
+// asciiLower lowercases ASCII letters only, so every index into the result
+// is an index into s (strings.ToLower may change byte lengths on invalid
+// UTF-8, which once made errText slice out of range).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // errFirstLine returns the first non-empty line of s, trimmed and cut.

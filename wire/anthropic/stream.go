@@ -1,0 +1,346 @@
+package anthropic
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/sse"
+)
+
+// ErrStreamClosed is returned by Next after Close, unless the stream had
+// already ended.
+var ErrStreamClosed = errors.New("anthropic: stream closed")
+
+// streamEvent is the data of one Messages stream event; which fields are
+// set depends on its type.
+type streamEvent struct {
+	Type         string          `json:"type"`
+	Message      *message        `json:"message"`       // message_start
+	Index        *int            `json:"index"`         // content_block_*
+	ContentBlock *contentBlock   `json:"content_block"` // content_block_start
+	Delta        *eventDelta     `json:"delta"`         // content_block_delta, message_delta
+	Usage        *usage          `json:"usage"`         // message_delta
+	Error        json.RawMessage `json:"error"`         // error
+}
+
+// eventDelta is the delta of a content_block_delta (text_delta,
+// input_json_delta, thinking_delta, ...) or of a message_delta (stop_reason).
+type eventDelta struct {
+	Type        string       `json:"type"`
+	Text        string       `json:"text"`
+	PartialJSON string       `json:"partial_json"`
+	StopReason  string       `json:"stop_reason"`
+	StopDetails *stopDetails `json:"stop_details"`
+}
+
+// blockKind is what the stream does with a content block.
+type blockKind int
+
+const (
+	blockIgnored blockKind = iota // thinking, server tools, unknown types
+	blockText
+	blockTool
+)
+
+// blockState is one content block of the stream.
+type blockState struct {
+	kind blockKind
+	// tool is the ordinal of a tool_use block among the message's tool_use
+	// blocks: the Index of its ToolCallDeltas.
+	tool int
+	// args is set once an argument fragment was sent.
+	args bool
+}
+
+// DecodeStream reads a streamed Messages API response.
+//
+// A non-2xx status reads at most MaxErrorBody of the body, closes it and
+// returns ParseError's *llm.ProviderError. A 2xx JSON body (a server that
+// ignored "stream": true) is decoded as DecodeResponse does and served as
+// a one-chunk stream, or returned as its error. Otherwise the returned
+// stream owns the body and reads it as server-sent events, by the data's
+// "type" (the `event:` name when the data has none):
+//
+//   - message_start: a chunk with the id, the model and Role assistant; its
+//     usage is kept. Every later chunk carries the same id and model;
+//   - content_block_start: a text block's initial text, if any, as Content;
+//     a tool_use block as a ToolCallDelta with its id and name, whose Index
+//     is the block's ordinal among the tool_use blocks (0 for the first
+//     tool call, whatever the content block index);
+//   - content_block_delta: text_delta as Content; input_json_delta of a
+//     tool_use block as ToolCallDelta.Arguments (empty fragments are
+//     skipped); thinking, signature, citations deltas and the input of
+//     server tools are ignored;
+//   - content_block_stop: for a tool_use block that sent no argument
+//     fragment, one ToolCallDelta with Arguments "{}" (a call without
+//     parameters), else nothing;
+//   - message_delta: a chunk with the stop_reason as FinishReason (mapped
+//     as DecodeResponse does; refusal is content_filter) and the Usage so
+//     far: message_start's counts updated by the event's own, input
+//     counting cache tokens;
+//   - message_stop: the end. Next returns io.EOF from then on;
+//   - ping and unknown event types are skipped;
+//   - error (`event: error`, or data of type "error") returns
+//     ParseStreamError's *llm.ProviderError (status 200, phase stream,
+//     Type from error.type, e.g. overloaded_error);
+//   - the end of the body, or a read error, before message_stop returns an
+//     error wrapping both llm.ErrStreamTruncated and the read error
+//     (io.ErrUnexpectedEOF for a clean end, never io.EOF), even after a
+//     message_delta: the API always ends with message_stop;
+//   - data that is not JSON, or an event past sse.DefaultMaxEventSize,
+//     returns an error wrapping ErrMalformed and a ProviderError (or the
+//     truncation error when the bad event is the cut-off end of the body).
+//
+// Once Next returns an error it returns the same error on every later
+// call. Close closes the body and may be called more than once, and from
+// another goroutine to abort a blocked Next; Next is not safe for
+// concurrent use. Cancelling the request's context aborts a blocked Next.
+func DecodeStream(resp *http.Response) (llm.Stream, error) {
+	if !is2xx(resp.StatusCode) {
+		defer resp.Body.Close()
+		return nil, statusError(resp)
+	}
+	br := bufio.NewReader(resp.Body)
+	if !isEventStream(resp.Header, br) {
+		defer resp.Body.Close()
+		body, err := readCapped(br, MaxResponseBody)
+		if err != nil {
+			return nil, err
+		}
+		r, err := decodeBody(resp.Header, body)
+		if err != nil {
+			return nil, err
+		}
+		return &onceStream{chunk: responseChunk(r)}, nil
+	}
+	return newStream(readCloser{br, resp.Body}, resp.Header), nil
+}
+
+// stream is the llm.Stream over an SSE body.
+type stream struct {
+	body      io.Closer
+	r         *sse.Reader
+	header    http.Header
+	err       error // sticky: io.EOF after the end, or the error that ended it
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	// key, when set, is redacted from every error Next returns.
+	key string
+
+	id, model   string
+	usage       tally
+	blocks      map[int]*blockState // by content block index
+	tools       int                 // tool_use blocks so far
+	stopReason  string
+	stopDetails *stopDetails
+}
+
+func newStream(body io.ReadCloser, header http.Header) *stream {
+	return &stream{body: body, r: sse.NewReader(body), header: header, blocks: map[int]*blockState{}}
+}
+
+// Next returns the next chunk; see DecodeStream.
+func (s *stream) Next() (llm.Chunk, error) {
+	if s.err == nil && s.closed.Load() {
+		s.err = ErrStreamClosed
+	}
+	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	c, err := s.next()
+	if err != nil {
+		s.err = redact(err, s.key)
+		return llm.Chunk{}, s.err
+	}
+	return c, nil
+}
+
+func (s *stream) next() (llm.Chunk, error) {
+	for {
+		ev, err := s.r.Next()
+		if err != nil {
+			return llm.Chunk{}, s.endError(err)
+		}
+		data := strings.TrimSpace(ev.Data)
+		if ev.Event == "error" {
+			return llm.Chunk{}, s.frameError([]byte(data))
+		}
+		if data == "" {
+			continue
+		}
+		var e streamEvent
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			if s.r.Incomplete() {
+				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
+			}
+			return llm.Chunk{}, malformed(s.header, []byte(data), llm.PhaseStream, "stream event", err)
+		}
+		typ := e.Type
+		if typ == "" {
+			typ = ev.Event
+		}
+		if typ == "error" {
+			return llm.Chunk{}, s.frameError([]byte(data))
+		}
+		if typ == "message_stop" {
+			return llm.Chunk{}, io.EOF
+		}
+		if c, ok := s.apply(typ, &e); ok {
+			c.ID, c.Model = s.id, s.model
+			return c, nil
+		}
+	}
+}
+
+// apply reads one event into the stream's state; ok is false when the event
+// makes no chunk.
+func (s *stream) apply(typ string, e *streamEvent) (c llm.Chunk, ok bool) {
+	switch typ {
+	case "message_start":
+		if e.Message == nil {
+			return c, false
+		}
+		s.id, s.model = e.Message.ID, e.Message.Model
+		s.usage.add(e.Message.Usage)
+		return llm.Chunk{Role: llm.RoleAssistant}, true
+	case "content_block_start":
+		if e.Index == nil || e.ContentBlock == nil {
+			return c, false
+		}
+		b := &blockState{}
+		s.blocks[*e.Index] = b
+		switch cb := e.ContentBlock; cb.Type {
+		case "text":
+			b.kind = blockText
+			return llm.Chunk{Content: cb.Text}, cb.Text != ""
+		case "tool_use":
+			b.kind, b.tool = blockTool, s.tools
+			s.tools++
+			d := llm.ToolCallDelta{Index: b.tool, ID: cb.ID, Name: cb.Name}
+			if args := compactArgs(cb.Input); args != "{}" {
+				d.Arguments, b.args = args, true
+			}
+			return llm.Chunk{ToolCalls: []llm.ToolCallDelta{d}}, true
+		}
+	case "content_block_delta":
+		if e.Delta == nil {
+			return c, false
+		}
+		var b *blockState
+		if e.Index != nil {
+			b = s.blocks[*e.Index]
+		}
+		switch e.Delta.Type {
+		case "text_delta":
+			if b != nil && b.kind != blockText {
+				return c, false
+			}
+			return llm.Chunk{Content: e.Delta.Text}, e.Delta.Text != ""
+		case "input_json_delta":
+			if b == nil || b.kind != blockTool || e.Delta.PartialJSON == "" {
+				return c, false
+			}
+			b.args = true
+			return llm.Chunk{ToolCalls: []llm.ToolCallDelta{{Index: b.tool, Arguments: e.Delta.PartialJSON}}}, true
+		}
+	case "content_block_stop":
+		if e.Index == nil {
+			return c, false
+		}
+		if b := s.blocks[*e.Index]; b != nil && b.kind == blockTool && !b.args {
+			b.args = true
+			return llm.Chunk{ToolCalls: []llm.ToolCallDelta{{Index: b.tool, Arguments: "{}"}}}, true
+		}
+	case "message_delta":
+		s.usage.add(e.Usage)
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			s.stopReason, s.stopDetails = e.Delta.StopReason, e.Delta.StopDetails
+			c.FinishReason = finishReason(e.Delta.StopReason)
+		}
+		c.Usage = s.usage.canonical()
+		return c, c.FinishReason != "" || c.Usage != nil
+	}
+	return c, false
+}
+
+// endError turns the end of the event stream into the truncation error.
+func (s *stream) endError(err error) error {
+	if s.closed.Load() {
+		return ErrStreamClosed
+	}
+	if errors.Is(err, sse.ErrTooLong) {
+		return malformed(s.header, nil, llm.PhaseStream, "stream", err)
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("anthropic: %w: %w", llm.ErrStreamTruncated, err)
+}
+
+// frameError reads an error event: ParseStreamError's error, or a
+// ProviderError with status 200, phase stream and the data as its body.
+func (s *stream) frameError(data []byte) error {
+	pe, ok := ParseStreamError(data)
+	if !ok {
+		pe = &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Body: keepBody(data), Phase: llm.PhaseStream}
+		if !json.Valid(data) {
+			pe.Message = errText(data)
+		}
+		if pe.Message == "" {
+			pe.Message = "error event in stream"
+		}
+	}
+	pe.Header = s.header
+	return pe
+}
+
+// Close closes the body; later calls do nothing and return the first
+// call's result.
+func (s *stream) Close() error {
+	s.closed.Store(true)
+	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
+	return s.closeErr
+}
+
+// readCloser reads through a buffered reader and closes the body under it.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// onceStream serves one chunk, then io.EOF.
+type onceStream struct {
+	chunk llm.Chunk
+	done  bool
+}
+
+func (o *onceStream) Next() (llm.Chunk, error) {
+	if o.done {
+		return llm.Chunk{}, io.EOF
+	}
+	o.done = true
+	return o.chunk, nil
+}
+
+func (o *onceStream) Close() error { return nil }
+
+// responseChunk turns a whole response into the one chunk that carries it.
+func responseChunk(r *llm.Response) llm.Chunk {
+	c := llm.Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
+		FinishReason: r.FinishReason}
+	u := r.Usage
+	c.Usage = &u
+	for i, tc := range r.Message.ToolCalls {
+		c.ToolCalls = append(c.ToolCalls, llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	return c
+}
