@@ -251,20 +251,57 @@ func errorFrame(requestID string) []byte {
 	return b
 }
 
-// answer writes a 200 answer, streamed or not, ending as e says.
+// openaiWire encodes the answer in OpenAI's chat completions.
+func (a *answer) openaiWire(ec errCtx, stream bool) wireAnswer {
+	wa := wireAnswer{
+		header:           headerOf("X-Request-Id", ec.requestID),
+		bodyType:         "application/json",
+		streamHeader:     headerOf("Content-Type", "text/event-stream; charset=utf-8"),
+		done:             dataFrame([]byte("[DONE]")),
+		errorFrame:       dataFrame,
+		defaultErrorData: errorFrame(ec.requestID),
+	}
+	if !stream {
+		wa.body = a.completionJSON()
+		return wa
+	}
+	head, tail := a.events()
+	for _, ev := range head {
+		wa.head = append(wa.head, dataFrame(ev))
+	}
+	for _, ev := range tail {
+		wa.tail = append(wa.tail, dataFrame(ev))
+	}
+	return wa
+}
+
+// answer writes a 200 answer in the provider's dialect, streamed or not,
+// ending as e says.
 func (s *Server) answer(ctx context.Context, w http.ResponseWriter, t *target, req *chatReq, seq uint64, ec errCtx, e end) {
 	a := newAnswer(t, req, seq, clock.Or(s.Clock).Now().Unix(), e == endFiltered)
+	var wa wireAnswer
+	switch t.Dialect.or() {
+	case DialectAnthropic:
+		wa = a.anthropicWire(ec, req.stream)
+	case DialectGemini:
+		wa = a.geminiWire(req.stream)
+	default:
+		wa = a.openaiWire(ec, req.stream)
+	}
+	openai := t.Dialect.or() == DialectOpenAI
 	lat := t.Latency
 	h := w.Header()
-	h.Set("X-Request-Id", ec.requestID)
+	applyHeader(h, wa.header)
 	if !req.stream {
 		wait := lat.FirstToken + lat.PerChunk*time.Duration(len(a.pieces()))
 		if !s.sleep(ctx, wait, true) {
 			return
 		}
-		body := a.completionJSON()
-		h.Set("Content-Type", "application/json")
-		h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(wait).Milliseconds(), 10))
+		body := wa.body
+		h.Set("Content-Type", wa.bodyType)
+		if openai {
+			h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(wait).Milliseconds(), 10))
+		}
 		applyHeader(h, ec.f.Header)
 		if e == endCut {
 			h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -281,27 +318,28 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, t *target, r
 	if !s.sleep(ctx, lat.FirstToken, true) {
 		return
 	}
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(lat.FirstToken).Milliseconds(), 10))
+	applyHeader(h, wa.streamHeader)
+	if openai {
+		h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(lat.FirstToken).Milliseconds(), 10))
+	}
 	applyHeader(h, ec.f.Header)
 	w.WriteHeader(http.StatusOK)
 	if !flush(w) {
 		return
 	}
-	head, tail := a.events()
-	n := len(head)
+	n := len(wa.head)
 	if e == endCut || e == endErrorFrame {
 		n = min(max(ec.f.Chunks, 0), n)
 	}
 	sent := 0
-	send := func(data []byte) bool {
+	send := func(frame []byte) bool {
 		if sent > 0 && !s.sleep(ctx, lat.PerChunk, true) {
 			return false
 		}
 		sent++
-		return writeEvent(w, data)
+		return writeFrame(w, frame)
 	}
-	for _, ev := range head[:n] {
+	for _, ev := range wa.head[:n] {
 		if !send(ev) {
 			return
 		}
@@ -311,17 +349,19 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, t *target, r
 		abortConn(w, false)
 		return
 	case endErrorFrame:
-		frame := errorFrame(ec.requestID)
+		data := wa.defaultErrorData
 		if ec.f.Body != "" {
-			frame = []byte(ec.f.Body)
+			data = []byte(ec.f.Body)
 		}
-		send(frame)
+		send(wa.errorFrame(data))
 		return
 	}
-	for _, ev := range tail {
+	for _, ev := range wa.tail {
 		if !send(ev) {
 			return
 		}
 	}
-	writeEvent(w, []byte("[DONE]"))
+	if wa.done != nil {
+		writeFrame(w, wa.done)
+	}
 }

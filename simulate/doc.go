@@ -1,29 +1,49 @@
-// Package simulate runs fake LLM providers that speak OpenAI's chat
-// completions byte for byte (answers, SSE streams, tool calls and each
-// provider's real error bodies) and fail on a script or at random, over
-// loopback TCP or in memory.
+// Package simulate runs fake LLM providers that speak the real wire formats
+// byte for byte — OpenAI's chat completions, Anthropic's Messages API and
+// Gemini's generateContent: answers, SSE streams, tool calls and each
+// provider's real error bodies — and fail on a script or at random, over
+// loopback TCP or in memory. Its encoders are written from recorded traffic,
+// independently of the client adapters in wire/*, so a test that passes
+// through both checks one against the other.
 //
-// Each provider lives under its own path prefix, so its base URL is
-// srv.URL + "/" + name + "/v1" (srv.BaseURL(name)). A Script serves one
-// Fault per request, in order, then the Profile (random faults from a seed)
-// or OK. Stats counts what every provider received and served.
+// Each provider lives under its own path prefix and speaks its Dialect;
+// srv.BaseURL(name) is the base URL its clients expect:
 //
-//	srv, err := simulate.Start(simulate.Provider{
-//		Name:   "groq",
-//		Models: []string{"llama-3.3-70b-versatile"},
-//		Style:  simulate.StyleGroq,
-//		Script: []simulate.Fault{
-//			{Kind: simulate.RateLimit, RetryAfter: 2 * time.Second},
-//			{Kind: simulate.DailyQuota},
-//		}, // then OK: "Hello from groq/llama-3.3-70b-versatile."
-//	})
+//	DialectOpenAI (zero)  URL/{name}/v1      POST /chat/completions, GET /models
+//	DialectAnthropic      URL/{name}         POST /v1/messages
+//	DialectGemini         URL/{name}/v1beta  POST /models/{model}:generateContent
+//	                                         and :streamGenerateContent?alt=sse
+//
+// A Script serves one Fault per request, in order, then the Profile (random
+// faults from a seed) or OK. Each Kind of fault takes its dialect's real
+// shape: a RateLimit is OpenAI's 429 rate_limit_exceeded, Anthropic's 429
+// rate_limit_error with anthropic-ratelimit-* headers, or Gemini's 429
+// RESOURCE_EXHAUSTED with a per-minute QuotaFailure and a RetryInfo. Stats
+// counts what every provider received and served.
+//
+//	srv, err := simulate.Start(
+//		simulate.Provider{
+//			Name:   "groq",
+//			Models: []string{"llama-3.3-70b-versatile"},
+//			Style:  simulate.StyleGroq,
+//			Script: []simulate.Fault{
+//				{Kind: simulate.RateLimit, RetryAfter: 2 * time.Second},
+//				{Kind: simulate.DailyQuota},
+//			}, // then OK: "Hello from groq/llama-3.3-70b-versatile."
+//		},
+//		simulate.Provider{Name: "claude", Dialect: simulate.DialectAnthropic,
+//			Script: simulate.Faults(simulate.Unavailable)}, // a 529 overloaded_error
+//		simulate.Provider{Name: "gemini", Dialect: simulate.DialectGemini},
+//	)
 //	if err != nil { ... }
 //	defer srv.Close()
-//	base := srv.BaseURL("groq") // http://127.0.0.1:<port>/groq/v1
+//	base := srv.BaseURL("groq")   // http://127.0.0.1:<port>/groq/v1
+//	base = srv.BaseURL("claude")  // http://127.0.0.1:<port>/claude
+//	base = srv.BaseURL("gemini")  // http://127.0.0.1:<port>/gemini/v1beta
 //
 // Tests under a fake clock skip the sockets: NewServer, set Clock, and send
 // through srv.Transport() to srv.BaseURL(name). DayProfile reproduces the
 // measured day of DESIGN.md (free tiers walled, a credit router refusing
-// expensive models, a rate-limited pay-as-you-go tier, two healthy prepaid
-// providers).
+// expensive models, a rate-limited pay-as-you-go tier, healthy prepaid
+// providers), with a target of each dialect.
 package simulate

@@ -57,20 +57,39 @@ type reply struct {
 
 // errCtx is what an error body may mention about the request.
 type errCtx struct {
+	dialect       Dialect // never the zero Dialect once the provider is known
 	style         Style
 	model         string
-	key           string // the bearer token presented, if any
+	key           string // the key presented, if any
 	keyGiven      bool
 	promptTokens  int
 	maxTokens     int // the request's max_tokens, 0 when absent
 	contextWindow int
 	requestID     string
+	stream        bool      // the request asked for a stream
+	apiVersion    string    // Gemini: "v1beta" or "v1", as in the request path
+	now           time.Time // the Server's clock when the request arrived
 	f             Fault
 }
 
-// errorReply builds the answer of an error kind in the provider's style.
-func errorReply(c errCtx) reply {
-	r := buildError(c)
+// reply builds the answer of the error kind c.f.Kind in the provider's
+// dialect (and, for DialectOpenAI, its style), then applies the fault's
+// Status and Body overrides.
+func (c errCtx) reply() reply {
+	var r reply
+	switch c.dialect {
+	case DialectAnthropic:
+		r = anthropicError(c)
+	case DialectGemini:
+		r = geminiError(c)
+	default:
+		return errorReply(c)
+	}
+	return c.override(r)
+}
+
+// override applies the fault's Status and Body to r.
+func (c errCtx) override(r reply) reply {
 	if c.f.Status != 0 {
 		r.status = c.f.Status
 	}
@@ -80,6 +99,12 @@ func errorReply(c errCtx) reply {
 	if r.header == nil {
 		r.header = http.Header{}
 	}
+	return r
+}
+
+// errorReply builds the answer of an error kind in the provider's style.
+func errorReply(c errCtx) reply {
+	r := c.override(buildError(c))
 	r.header.Set("X-Request-Id", c.requestID)
 	return r
 }
@@ -293,20 +318,9 @@ func unauthorized(c errCtx) reply {
 	case StyleGemini:
 		// Gemini answers a bad key with 400 INVALID_ARGUMENT + ErrorInfo API_KEY_INVALID
 		// (maruel/genai gemini bad_apiKey recording), here in the compat array.
-		type errorInfo struct {
-			Type     string            `json:"@type"`
-			Reason   string            `json:"reason"`
-			Domain   string            `json:"domain"`
-			Metadata map[string]string `json:"metadata"`
-		}
-		type localized struct {
-			Type    string `json:"@type"`
-			Locale  string `json:"locale"`
-			Message string `json:"message"`
-		}
 		details := []any{
-			errorInfo{"type.googleapis.com/google.rpc.ErrorInfo", "API_KEY_INVALID", "googleapis.com", map[string]string{"service": "generativelanguage.googleapis.com"}},
-			localized{"type.googleapis.com/google.rpc.LocalizedMessage", "en-US", "API key not valid. Please pass a valid API key."},
+			rpcErrorInfo{"type.googleapis.com/google.rpc.ErrorInfo", "API_KEY_INVALID", "googleapis.com", map[string]string{"service": "generativelanguage.googleapis.com"}},
+			rpcLocalized{"type.googleapis.com/google.rpc.LocalizedMessage", "en-US", "API key not valid. Please pass a valid API key."},
 		}
 		return reply{400, jsonHeader("application/json"), geminiBody(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT", details)}
 	case StyleMistral:

@@ -13,46 +13,69 @@ import (
 type Kind string
 
 // The kinds of behaviour a Fault can script. The bodies of the error kinds
-// follow the provider's Style unless the kind says otherwise; errors.go lists
-// each body and where it was seen.
+// follow the provider's Dialect and, for DialectOpenAI, its Style unless the
+// kind says otherwise; errors.go, anthropic_errors.go and gemini_errors.go
+// list each body and where it was seen. The docs below name the OpenAI form
+// first, then the Anthropic (A:) and Gemini (G:) ones.
 const (
 	// OK is a normal answer: "Hello from <provider>/<model>." or one tool call
-	// when the request offers tools.
+	// (A: a tool_use block, G: a functionCall part) when the request offers tools.
 	OK Kind = "ok"
 	// RateLimit is a per-minute 429 (code rate_limit_exceeded). With a
 	// RetryAfter it carries retry-after, retry-after-ms and
 	// x-ratelimit-reset-requests headers and names the wait in its message;
-	// without one it carries no hint at all.
+	// without one it carries no hint at all. A: 429 rate_limit_error with
+	// retry-after and anthropic-ratelimit-* headers (RFC 3339 resets). G: 429
+	// RESOURCE_EXHAUSTED whose QuotaFailure names a per-minute quota, with a
+	// RetryInfo of RetryAfter (none without one).
 	RateLimit Kind = "rate_limit"
 	// DailyQuota is Groq's 429 for an exhausted tokens-per-day budget, whatever
 	// the provider's Style: a wall disguised as a rate limit. RetryAfter is the
-	// wait named in the message and in retry-after (default 7m12.3s).
+	// wait named in the message and in retry-after (default 7m12.3s). A: the
+	// 400 "You have reached your specified API usage limits. You will regain
+	// access on ..." (Anthropic has no daily quota; access returns at
+	// Now+RetryAfter, by default next month). G: 429 RESOURCE_EXHAUSTED whose
+	// QuotaFailure names the per-day quota, with a short RetryInfo all the
+	// same (RetryAfter, default 47s).
 	DailyQuota Kind = "daily_quota"
 	// InsufficientQuota is OpenAI's 429 insufficient_quota (no billing left),
-	// whatever the provider's Style.
+	// whatever the provider's Style. A: the tier's monthly spend cap, 429
+	// rate_limit_error with details.error_code enforced_spend_limit_reached and
+	// no retry-after. G: 429 RESOURCE_EXHAUSTED "limit: 0" (no quota for the
+	// model on this tier), naming RetryAfter (default 7.967587226s).
 	InsufficientQuota Kind = "insufficient_quota"
 	// NoCredits is OpenRouter's 402 "This request requires more credits, or
 	// fewer max_tokens", whatever the provider's Style. Afford is the number of
-	// tokens the balance pays for.
+	// tokens the balance pays for. A: the 400 "Your credit balance is too low
+	// to access the Anthropic API...". G: 402 RESOURCE_EXHAUSTED "Your
+	// prepayment credits are depleted..." (Gemini's prepaid billing).
 	NoCredits Kind = "no_credits"
-	// Unavailable is a 503 (overloaded model).
+	// Unavailable is a 503 (overloaded model). A: 529 overloaded_error. G: 503
+	// UNAVAILABLE "The model is overloaded. Please try again later."
 	Unavailable Kind = "unavailable"
-	// ServerError is a 500.
+	// ServerError is a 500 (A: api_error, G: INTERNAL).
 	ServerError Kind = "server_error"
 	// Unauthorized is a bad key: 401 invalid_api_key (Gemini answers 400
-	// API_KEY_INVALID, as the real one does).
+	// API_KEY_INVALID, as the real one does, natively too; a missing key is
+	// its 403 PERMISSION_DENIED). A: 401 authentication_error.
 	Unauthorized Kind = "unauthorized"
 	// BadRequest is a 400 invalid_request_error for an unsupported parameter
 	// (Param, default "stop"). Malformed request bodies are also counted under
-	// this kind.
+	// this kind. A: "<param>: Extra inputs are not permitted". G: 400
+	// INVALID_ARGUMENT "Invalid JSON payload received. Unknown name ...".
 	BadRequest Kind = "bad_request"
-	// ContextOverflow is a 400 context_length_exceeded.
+	// ContextOverflow is a 400 context_length_exceeded. A: "prompt is too
+	// long: N tokens > M maximum". G: "The input token count (N) exceeds the
+	// maximum number of tokens allowed (M)."
 	ContextOverflow Kind = "context_overflow"
 	// ModelNotFound is a 404 model_not_found (OpenRouter and Mistral answer
-	// 400). The server also answers it for models the provider does not list.
+	// 400). The server also answers it for models the provider does not list
+	// (and, G: with a 400, for a malformed model name). A: 404
+	// not_found_error "model: <name>". G: 404 NOT_FOUND.
 	ModelNotFound Kind = "model_not_found"
 	// ContentFilter is a 200 whose choice ends with finish_reason
-	// "content_filter" and no content.
+	// "content_filter" and no content. A: stop_reason "refusal", no content.
+	// G: a candidate with finishReason SAFETY and safetyRatings, no content.
 	ContentFilter Kind = "content_filter"
 	// Reset closes the TCP connection with a reset before any header is
 	// written (after the provider's error latency): the client sees an error
@@ -65,13 +88,16 @@ const (
 	// chunk), then answers as OK does.
 	SlowFirstToken Kind = "slow_first_token"
 	// StreamCut sends the headers and the first Chunks data events of the
-	// answer, then closes the connection without [DONE] or the final chunked
-	// terminator: the client's body read fails with io.ErrUnexpectedEOF. A
-	// non-streaming request gets half of its body, then the same cut.
+	// answer, then closes the connection without [DONE] (A: message_stop, G:
+	// the finishReason chunk) or the final chunked terminator: the client's
+	// body read fails with io.ErrUnexpectedEOF. A non-streaming request gets
+	// half of its body, then the same cut.
 	StreamCut Kind = "stream_cut"
 	// StreamError sends the first Chunks data events, then an OpenAI error
-	// frame `data: {"error":{...}}` and ends the response without [DONE]. A
-	// non-streaming request gets the ServerError answer instead.
+	// frame `data: {"error":{...}}` and ends the response without [DONE]. A:
+	// `event: error` with an overloaded_error, without message_stop. G: a
+	// `data: {"error": {...}}` chunk (503 UNAVAILABLE). A non-streaming
+	// request gets the ServerError answer instead.
 	StreamError Kind = "stream_error"
 )
 
@@ -94,14 +120,19 @@ func (k Kind) valid() bool {
 type Fault struct {
 	Kind Kind
 	// RetryAfter is the wait a RateLimit asks for (0: no hint headers and no
-	// wait in the message) or the wait a DailyQuota names (0: 7m12.3s).
+	// wait in the message) or the wait a DailyQuota names (0: 7m12.3s; the
+	// Anthropic and Gemini defaults are in the kind's doc), or, for Gemini,
+	// the wait an InsufficientQuota names.
 	RetryAfter time.Duration
 	// Delay is how long SlowFirstToken waits before its headers. It is read
 	// from the Server's Clock and not scaled by LatencyScale.
 	Delay time.Duration
 	// Chunks is how many data events StreamCut and StreamError send first
 	// (0: none). The role chunk counts as one; the cut always comes before the
-	// finish_reason chunk, so larger values are capped.
+	// finish_reason chunk, so larger values are capped. A: message_start,
+	// content_block_start and ping count, the cut comes before
+	// content_block_stop. G: the cut comes before the chunk with finishReason
+	// (a function call arrives whole in that one chunk).
 	Chunks int
 	// Param is the parameter a BadRequest rejects (default "stop").
 	Param string
@@ -111,7 +142,8 @@ type Fault struct {
 	// Status, when not 0, replaces the HTTP status of an error kind.
 	Status int
 	// Body, when not empty, replaces the body of an error kind, byte for
-	// byte; for StreamError it is the data of the error frame.
+	// byte; for StreamError it is the data of the error frame (A: of the
+	// `event: error`).
 	Body string
 	// Header adds or replaces response headers of any kind that answers; a key
 	// mapped to an empty list removes that header.

@@ -157,3 +157,146 @@ func decode(t *testing.T, b []byte) any {
 func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded)
 }
+
+// prompt is the user turn of every minimal request, as in the recordings.
+const prompt = "Say hello. Use only one word."
+
+// messagesBody is a minimal Anthropic Messages API body for model.
+func messagesBody(model string, stream bool) string {
+	s := ""
+	if stream {
+		s = `,"stream":true`
+	}
+	return `{"model":"` + model + `","max_tokens":1024,"messages":[{"role":"user","content":"` + prompt + `"}]` + s + `}`
+}
+
+// generateBody is a minimal Gemini generateContent body.
+func generateBody() string {
+	return `{"contents":[{"role":"user","parts":[{"text":"` + prompt + `"}]}]}`
+}
+
+// geminiPath is the path, under a Gemini base URL, of model's generateContent
+// or (stream) streamGenerateContent?alt=sse.
+func geminiPath(model string, stream bool) string {
+	if stream {
+		return "/models/" + model + ":streamGenerateContent?alt=sse"
+	}
+	return "/models/" + model + ":generateContent"
+}
+
+// do sends method url with body and header pairs.
+func (r *rig) do(t *testing.T, ctx context.Context, method, url, body string, header ...string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return r.client.Do(req)
+}
+
+// mustDo is do that fails the test on a transport error and returns the whole body.
+func (r *rig) mustDo(t *testing.T, method, url, body string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := r.do(t, context.Background(), method, url, body, header...)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return resp, b
+}
+
+// ask sends a minimal request for model to provider, in the provider's
+// dialect and on its native route (stream picks the streaming form).
+func (r *rig) ask(t *testing.T, ctx context.Context, provider, model string, stream bool, header ...string) (*http.Response, error) {
+	t.Helper()
+	base := r.srv.BaseURL(provider)
+	switch r.srv.Dialect(provider) {
+	case DialectAnthropic:
+		return r.do(t, ctx, http.MethodPost, base+"/v1/messages", messagesBody(model, stream), append([]string{"anthropic-version", "2023-06-01"}, header...)...)
+	case DialectGemini:
+		return r.do(t, ctx, http.MethodPost, base+geminiPath(model, stream), generateBody(), header...)
+	}
+	return r.do(t, ctx, http.MethodPost, base+"/chat/completions", chatBody(model, stream), header...)
+}
+
+// mustAsk is ask that fails the test on a transport error and returns the whole body.
+func (r *rig) mustAsk(t *testing.T, provider, model string, stream bool, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := r.ask(t, context.Background(), provider, model, stream, header...)
+	if err != nil {
+		t.Fatalf("ask %s/%s: %v", provider, model, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return resp, b
+}
+
+// namedEvent is one Anthropic SSE event.
+type namedEvent struct{ name, data string }
+
+// anthropicEvents splits an Anthropic stream into its events. Every event
+// must be exactly an `event:` line and one `data:` line ended by a blank
+// line, and the event's name must be its data's "type" (CLIENTS.md section 3).
+func anthropicEvents(t *testing.T, body []byte) []namedEvent {
+	t.Helper()
+	var out []namedEvent
+	for _, ev := range strings.SplitAfter(string(body), "\n\n") {
+		if ev == "" {
+			continue
+		}
+		if !strings.HasSuffix(ev, "\n\n") {
+			t.Fatalf("event not terminated by a blank line: %q", ev)
+		}
+		lines := strings.Split(strings.TrimSuffix(ev, "\n\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "event: ") || !strings.HasPrefix(lines[1], "data: ") {
+			t.Fatalf("event is not one event line and one data line: %q", ev)
+		}
+		e := namedEvent{strings.TrimPrefix(lines[0], "event: "), strings.TrimPrefix(lines[1], "data: ")}
+		var typed struct{ Type string }
+		if err := json.Unmarshal([]byte(e.data), &typed); err != nil {
+			t.Fatalf("event %s: bad JSON %q: %v", e.name, e.data, err)
+		}
+		if typed.Type != e.name {
+			t.Fatalf("event name %q but data type %q", e.name, typed.Type)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// geminiChunks splits a Gemini stream into the data of its events. Every
+// event must be one `data:` line ended by "\r\n\r\n" (as recorded), and no
+// event may be [DONE].
+func geminiChunks(t *testing.T, body []byte) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range strings.SplitAfter(string(body), "\r\n\r\n") {
+		if ev == "" {
+			continue
+		}
+		if !strings.HasSuffix(ev, "\r\n\r\n") {
+			t.Fatalf("event not terminated by a blank line: %q", ev)
+		}
+		line := strings.TrimSuffix(ev, "\r\n\r\n")
+		if strings.ContainsAny(line, "\r\n") || !strings.HasPrefix(line, "data: ") {
+			t.Fatalf("event is not one data line: %q", ev)
+		}
+		data := strings.TrimPrefix(line, "data: ")
+		if data == "[DONE]" {
+			t.Fatal("a Gemini stream carries [DONE]")
+		}
+		out = append(out, data)
+	}
+	return out
+}

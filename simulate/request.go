@@ -29,8 +29,20 @@ type toolPick struct {
 type reqError struct {
 	status           int
 	kind             Kind
-	msg, param, code string
-	model            string // the model asked for, when the body named one
+	msg, param, code string // OpenAI: the error's message, param and code
+	details          []any  // Gemini: the google.rpc.Status details
+	model            string // the model asked for, when the request named one
+}
+
+// reply renders the rejection in the provider's dialect.
+func (e *reqError) reply(c errCtx) reply {
+	switch c.dialect {
+	case DialectAnthropic:
+		return anthropicReply(c, e.status, "invalid_request_error", e.msg, nil)
+	case DialectGemini:
+		return geminiReply(c, e.status, e.msg, grpcStatus(e.status), e.details)
+	}
+	return genericError(c, e.status, e.msg, e.param, e.code)
 }
 
 // wireRequest is the subset of the OpenAI request body that is read.
@@ -157,21 +169,39 @@ func pickTool(w wireRequest) *toolPick {
 	if json.Unmarshal(w.ToolChoice, &choice) == nil && choice == "none" {
 		return nil
 	}
-	idx := 0
 	var named struct {
 		Function struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	}
-	if json.Unmarshal(w.ToolChoice, &named) == nil && named.Function.Name != "" {
-		for i, t := range w.Tools {
-			if t.Function.Name == named.Function.Name {
-				idx = i
-			}
+	json.Unmarshal(w.ToolChoice, &named) //nolint:errcheck // a string choice names no function
+	decls := make([]toolDecl, len(w.Tools))
+	for i, t := range w.Tools {
+		decls[i] = toolDecl{t.Function.Name, t.Function.Parameters}
+	}
+	return chooseTool(decls, named.Function.Name)
+}
+
+// toolDecl is a tool offered by a request of any dialect: its name and the
+// JSON schema of its arguments.
+type toolDecl struct {
+	name   string
+	schema json.RawMessage
+}
+
+// chooseTool picks the declared tool called name, else the first one; nil
+// when none is declared.
+func chooseTool(decls []toolDecl, name string) *toolPick {
+	if len(decls) == 0 {
+		return nil
+	}
+	idx := 0
+	for i, d := range decls {
+		if name != "" && d.name == name {
+			idx = i
 		}
 	}
-	t := w.Tools[idx].Function
-	return &toolPick{name: t.Name, args: toolArgs(t.Parameters)}
+	return &toolPick{name: decls[idx].name, args: toolArgs(decls[idx].schema)}
 }
 
 // toolArgs builds arguments that satisfy the required properties of a JSON
@@ -209,7 +239,7 @@ func sampleValue(typ json.RawMessage) string {
 			t = ts[0]
 		}
 	}
-	switch t {
+	switch strings.ToLower(t) { // Gemini's schemas spell types in capitals
 	case "number", "integer":
 		return "1"
 	case "boolean":

@@ -155,6 +155,8 @@ func TestNewServer_RejectsBadProviders(t *testing.T) {
 		{"slash", []Provider{{Name: "a/b"}}, "invalid provider name"},
 		{"duplicate", []Provider{{Name: "a"}, {Name: "a"}}, "listed twice"},
 		{"style", []Provider{{Name: "a", Style: "anthropic"}}, "unknown style"},
+		{"dialect", []Provider{{Name: "a", Dialect: "cohere"}}, "unknown dialect"},
+		{"style of another dialect", []Provider{{Name: "a", Dialect: DialectGemini, Style: StyleGemini}}, "applies to the openai dialect only"},
 		{"script kind", []Provider{{Name: "a", Script: []Fault{{Kind: "boom"}}}}, "unknown fault kind"},
 		{"model script kind", []Provider{{Name: "a", ModelScripts: map[string][]Fault{"m": {{Kind: "boom"}}}}}, "unknown fault kind"},
 		{"probability", []Provider{{Name: "a", Profile: &Profile{Rules: []Rule{{Chances: []Chance{{P: 1.5}}}}}}}, "outside [0,1]"},
@@ -231,20 +233,32 @@ func TestServer_ConcurrentRequests(t *testing.T) {
 	})
 }
 
-func TestServer_BaseURL(t *testing.T) {
-	s, err := NewServer(Provider{Name: "groq"})
+func TestServer_BaseURLPerDialect(t *testing.T) {
+	s, err := NewServer(Provider{Name: "groq"}, Provider{Name: "claude", Dialect: DialectAnthropic},
+		Provider{Name: "gem", Dialect: DialectGemini}, Provider{Name: "oai", Dialect: DialectOpenAI})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := s.BaseURL("groq"); got != "http://simulate.invalid/groq/v1" {
-		t.Errorf("before Listen: %s", got)
+	suffixes := map[string]string{"groq": "/groq/v1", "claude": "/claude", "gem": "/gem/v1beta", "oai": "/oai/v1", "nobody": "/nobody/v1"}
+	for name, suffix := range suffixes {
+		if got := s.BaseURL(name); got != MemoryURL+suffix {
+			t.Errorf("before Listen: BaseURL(%s) = %s", name, got)
+		}
 	}
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.BaseURL("groq"); !strings.HasPrefix(got, "http://127.0.0.1:") || !strings.HasSuffix(got, "/groq/v1") || got != s.URL+"/groq/v1" {
-		t.Errorf("after Listen: %s", got)
+	for name, suffix := range suffixes {
+		if got := s.BaseURL(name); !strings.HasPrefix(got, "http://127.0.0.1:") || got != s.URL+suffix {
+			t.Errorf("after Listen: BaseURL(%s) = %s", name, got)
+		}
+	}
+	dialects := map[string]Dialect{"groq": DialectOpenAI, "claude": DialectAnthropic, "gem": DialectGemini, "oai": DialectOpenAI, "nobody": ""}
+	for name, want := range dialects {
+		if got := s.Dialect(name); got != want {
+			t.Errorf("Dialect(%s) = %q, want %q", name, got, want)
+		}
 	}
 	if err := s.Listen(); err == nil {
 		t.Error("second Listen succeeded")

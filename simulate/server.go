@@ -24,19 +24,26 @@ const MemoryURL = "http://simulate.invalid"
 // maxBody caps the request bodies read.
 const maxBody = 32 << 20
 
-// Provider is one fake OpenAI-compatible endpoint. Its zero latency answers
-// at once; its zero Style speaks OpenAI's errors.
+// Provider is one fake endpoint. Its zero Dialect speaks OpenAI's chat
+// completions, its zero Style OpenAI's errors; its zero latency answers at once.
 type Provider struct {
-	// Name is the first path segment: the provider's base URL is
-	// URL + "/" + Name + "/v1". It must be non-empty and contain no "/".
+	// Name is the first path segment of every route of the provider (see
+	// Server.BaseURL). It must be non-empty and contain no "/".
 	Name string
+	// Dialect is the wire format spoken: DialectOpenAI (the zero value),
+	// DialectAnthropic or DialectGemini. A client picks its adapter from it.
+	Dialect Dialect
 	// Models lists the models served; a request for another model gets a
 	// ModelNotFound. Empty means every model name is accepted.
 	Models []string
-	// Key, when set, is the only bearer token accepted; a missing or different
-	// Authorization header gets an Unauthorized. Empty accepts anything.
+	// Key, when set, is the only key accepted, read where the dialect sends
+	// it: "Authorization: Bearer" (OpenAI), x-api-key or Authorization: Bearer
+	// (Anthropic), x-goog-api-key or ?key= (Gemini). A missing or different key
+	// gets an Unauthorized. Empty accepts anything.
 	Key string
-	// Style picks the provider's error envelopes and messages.
+	// Style picks the error envelopes and messages of a DialectOpenAI
+	// provider (OpenAI-compatible endpoints disagree only on errors). It must
+	// be empty for the other dialects, whose errors are their own.
 	Style Style
 	// Script is served in order, one fault per request to any model of this
 	// provider, after the request's ModelScripts entry is used up.
@@ -47,7 +54,8 @@ type Provider struct {
 	Profile *Profile
 	// Latency is how long the provider takes, scaled by Server.LatencyScale.
 	Latency Latency
-	// ContextWindow is the limit named by ContextOverflow messages (0: 131072).
+	// ContextWindow is the limit named by ContextOverflow messages (0: 131072
+	// for OpenAI, 200000 for Anthropic, 1048576 for Gemini).
 	ContextWindow int
 }
 
@@ -64,7 +72,7 @@ type Latency struct {
 	PerChunk time.Duration
 }
 
-// Record is one chat request a Server received and what it served.
+// Record is one chat request a Server received and what it served, in any dialect.
 type Record struct {
 	Provider string
 	// Model is the model asked for; empty when the request was rejected
@@ -72,7 +80,9 @@ type Record struct {
 	Model string
 	// Kind is what was served: the scripted or drawn fault, or the kind of
 	// the rejection (Unauthorized, BadRequest, ModelNotFound).
-	Kind   Kind
+	Kind Kind
+	// Stream is set for a streamed request (body "stream": true, or Gemini's
+	// streamGenerateContent).
 	Stream bool
 	// At is the Server's Clock reading when the fault was chosen.
 	At time.Time
@@ -108,9 +118,9 @@ func (s Stats) count(provider, model string, kind Kind) int {
 	return n
 }
 
-// Server hosts fake providers on one http.Handler, each under
-// /{name}/v1/ (POST chat/completions, GET models). It is safe for concurrent
-// use; set Clock and LatencyScale before the first request.
+// Server hosts fake providers on one http.Handler, each under /{name}/ with
+// the routes of its Dialect. It is safe for concurrent use; set Clock and
+// LatencyScale before the first request.
 type Server struct {
 	// Clock drives every latency and delay; nil is the wall clock. With a
 	// clock.Fake, waits cost nothing.
@@ -178,8 +188,14 @@ func NewServer(providers ...Provider) (*Server, error) {
 }
 
 func checkProvider(p Provider) error {
+	if !p.Dialect.valid() {
+		return fmt.Errorf("simulate: provider %q: unknown dialect %q", p.Name, p.Dialect)
+	}
 	if !p.Style.valid() {
 		return fmt.Errorf("simulate: provider %q: unknown style %q", p.Name, p.Style)
+	}
+	if p.Style != "" && p.Dialect.or() != DialectOpenAI {
+		return fmt.Errorf("simulate: provider %q: style %q applies to the openai dialect only, not %q", p.Name, p.Style, p.Dialect)
 	}
 	if err := validateFaults(p.Name+" script", p.Script); err != nil {
 		return err
@@ -244,8 +260,14 @@ func (s *Server) Close() error {
 	return err
 }
 
-// BaseURL returns the OpenAI base URL of the named provider,
-// URL + "/" + name + "/v1", or MemoryURL + "/" + name + "/v1" before Listen.
+// BaseURL returns the base URL a client of the named provider's dialect
+// expects, under URL (or MemoryURL before Listen):
+//
+//	DialectOpenAI     URL/{name}/v1      the client appends /chat/completions
+//	DialectAnthropic  URL/{name}         the client appends /v1/messages
+//	DialectGemini     URL/{name}/v1beta  the client appends /models/{model}:generateContent
+//
+// An unknown name gets the OpenAI form.
 func (s *Server) BaseURL(name string) string {
 	s.mu.Lock()
 	root := s.URL
@@ -253,7 +275,21 @@ func (s *Server) BaseURL(name string) string {
 	if root == "" {
 		root = MemoryURL
 	}
-	return root + "/" + name + "/v1"
+	var d Dialect
+	if t := s.providers[name]; t != nil {
+		d = t.Dialect
+	}
+	return d.baseURL(root, name)
+}
+
+// Dialect returns the dialect the named provider speaks (DialectOpenAI for a
+// zero Dialect), or "" for an unknown name.
+func (s *Server) Dialect(name string) Dialect {
+	t := s.providers[name]
+	if t == nil {
+		return ""
+	}
+	return t.Dialect.or()
 }
 
 // Providers returns the names of the providers hosted, in the order given.
@@ -297,8 +333,12 @@ func (s *Server) ClearStats() {
 	s.mu.Unlock()
 }
 
-// ServeHTTP serves POST /{provider}/v1/chat/completions and GET
-// /{provider}/v1/models; anything else is a 404 in OpenAI's shape.
+// ServeHTTP serves each provider's routes under /{provider}/: for
+// DialectOpenAI POST v1/chat/completions and GET v1/models, for
+// DialectAnthropic POST v1/messages, for DialectGemini POST
+// v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse.
+// Anything else is a 404 in the provider's shape (OpenAI's for an unknown
+// provider).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -318,12 +358,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	t := s.providers[name]
-	ec := errCtx{requestID: requestID(seq)}
+	ec := errCtx{requestID: requestID(seq), now: clock.Or(s.Clock).Now()}
 	if t == nil {
 		writeReply(w, genericError(ec, 404, fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), "", ""), nil)
 		return
 	}
-	ec.style, ec.contextWindow = t.Style, t.ContextWindow
+	ec.style, ec.dialect, ec.contextWindow = t.Style, t.Dialect.or(), t.ContextWindow
+	switch ec.dialect {
+	case DialectAnthropic:
+		s.serveAnthropic(ctx, w, r, t, seq, rest, ec)
+		return
+	case DialectGemini:
+		s.serveGemini(ctx, w, r, t, seq, rest, ec)
+		return
+	}
 	var want string
 	switch rest {
 	case "v1/chat/completions":
@@ -351,25 +399,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeModels(w, t, ec.requestID)
 		return
 	}
-	s.chat(ctx, w, r, t, seq, ec)
-}
-
-func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Request, t *target, seq uint64, ec errCtx) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
 		return // the client is gone
 	}
 	req, rerr := parseChat(body)
 	if rerr != nil {
-		s.record(t, rerr.model, rerr.kind, false)
-		s.sendError(ctx, w, t, genericError(ec, rerr.status, rerr.msg, rerr.param, rerr.code), nil)
+		s.reject(ctx, w, t, ec, rerr)
 		return
 	}
-	ec.model, ec.promptTokens, ec.maxTokens = req.model, req.promptTokens, req.maxTokens
+	s.serve(ctx, w, t, req, seq, ec)
+}
+
+// reject answers a request the provider refuses before choosing a fault
+// (malformed body, missing header), in the dialect's shape.
+func (s *Server) reject(ctx context.Context, w http.ResponseWriter, t *target, ec errCtx, rerr *reqError) {
+	s.record(t, rerr.model, rerr.kind, ec.stream)
+	s.sendError(ctx, w, t, rerr.reply(ec), nil)
+}
+
+// serve answers a well-formed chat request of any dialect: an unknown model
+// gets a ModelNotFound, anything else the next scripted or drawn fault.
+func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, req *chatReq, seq uint64, ec errCtx) {
+	ec.model, ec.promptTokens, ec.maxTokens, ec.stream = req.model, req.promptTokens, req.maxTokens, req.stream
 	if len(t.models) > 0 && !t.models[req.model] {
 		s.record(t, req.model, ModelNotFound, req.stream)
 		ec.f = Fault{Kind: ModelNotFound}
-		s.sendError(ctx, w, t, errorReply(ec), nil)
+		s.sendError(ctx, w, t, ec.reply(), nil)
 		return
 	}
 	f := s.next(t, req.model)
@@ -401,9 +457,9 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, r *http.Reques
 			s.answer(ctx, w, t, req, seq, ec, endErrorFrame)
 			return
 		}
-		s.sendError(ctx, w, t, errorReply(ec), f.Header)
+		s.sendError(ctx, w, t, ec.reply(), f.Header)
 	default:
-		s.sendError(ctx, w, t, errorReply(ec), f.Header)
+		s.sendError(ctx, w, t, ec.reply(), f.Header)
 	}
 }
 

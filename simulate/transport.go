@@ -288,15 +288,3 @@ func flush(w http.ResponseWriter) bool {
 	err := http.NewResponseController(w).Flush()
 	return err == nil || errors.Is(err, http.ErrNotSupported)
 }
-
-// writeEvent writes one SSE data event and flushes it.
-func writeEvent(w http.ResponseWriter, data []byte) bool {
-	b := make([]byte, 0, len(data)+8)
-	b = append(b, "data: "...)
-	b = append(b, data...)
-	b = append(b, "\n\n"...)
-	if _, err := w.Write(b); err != nil {
-		return false
-	}
-	return flush(w)
-}
