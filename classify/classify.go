@@ -143,6 +143,9 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 		// The latest exhausted bucket decides when the target works again.
 		f.Until = now.Add(h.bucket)
 	}
+	if t, ok := dailyReset(f.Kind, e, fx, f.Until, now); ok {
+		f.Until = t // a Google daily quota: midnight Pacific (gemini.go)
+	}
 	f.Reason = reason(reasonPrefix(e, stream), reasonWhat(v.what, e), reasonSuffix(f, now))
 	return f
 }

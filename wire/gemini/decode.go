@@ -1,0 +1,407 @@
+package gemini
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// Body size limits.
+const (
+	// MaxResponseBody is the most of a successful response body that is
+	// read: 32 MiB. A larger body is an error.
+	MaxResponseBody = 32 << 20
+	// MaxErrorBody is the most of an error body that is kept: 64 KiB.
+	MaxErrorBody = 64 << 10
+)
+
+// ErrMalformed is wrapped by the error for a 2xx body or stream chunk that
+// is not the JSON it should be. Being the provider's answer, that error
+// also holds an *llm.ProviderError (status 200, no code, the body, and the
+// JSON error in its message) for errors.As.
+var ErrMalformed = errors.New("gemini: malformed response")
+
+// typeSafety is the ProviderError.Type of an answer withheld by Gemini's
+// safety filters; classify maps it to Policy.
+const typeSafety = "safety"
+
+// blockingFinish are the finish reasons that mean the answer was withheld
+// by a safety or recitation filter (go-genai types.go FinishReason;
+// PROVIDERS.md Gemini, Safety). Each is a policy refusal, never a success.
+var blockingFinish = map[string]bool{
+	"SAFETY": true, "RECITATION": true, "BLOCKLIST": true, "PROHIBITED_CONTENT": true,
+	"SPII": true, "IMAGE_SAFETY": true, "IMAGE_PROHIBITED_CONTENT": true, "IMAGE_RECITATION": true,
+}
+
+// failedFinish are the finish reasons of an answer that is unusable for a
+// reason of this attempt, not of the request's content: the model's
+// function call did not parse, named an undeclared tool, or came too
+// often (go-genai types.go). They are errors with the reason as Code and
+// no Type, which classify reads as Unknown (at most one hop).
+var failedFinish = map[string]bool{
+	"MALFORMED_FUNCTION_CALL": true, "UNEXPECTED_TOOL_CALL": true, "TOO_MANY_TOOL_CALLS": true,
+}
+
+// generateResponse is a GenerateContentResponse: the whole answer of
+// :generateContent, or one chunk of :streamGenerateContent.
+type generateResponse struct {
+	Candidates     []candidate     `json:"candidates"`
+	PromptFeedback *promptFeedback `json:"promptFeedback"`
+	UsageMetadata  *usageMetadata  `json:"usageMetadata"`
+	ModelVersion   string          `json:"modelVersion"`
+	ResponseID     string          `json:"responseId"`
+	// Error is set on an error chunk ({"error":{...}}), never on an answer.
+	Error json.RawMessage `json:"error"`
+}
+
+type candidate struct {
+	Content       *content `json:"content"`
+	FinishReason  string   `json:"finishReason"`
+	FinishMessage string   `json:"finishMessage"`
+	Index         int      `json:"index"`
+}
+
+type promptFeedback struct {
+	BlockReason        string `json:"blockReason"`
+	BlockReasonMessage string `json:"blockReasonMessage"`
+}
+
+type usageMetadata struct {
+	PromptTokenCount        int `json:"promptTokenCount"`
+	CandidatesTokenCount    int `json:"candidatesTokenCount"`
+	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
+	ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount"`
+}
+
+// canonical counts the prompt (and the results of Google's built-in
+// tools) as input, the candidates and the thoughts as output: both are
+// billed as output tokens.
+func (u *usageMetadata) canonical() *llm.Usage {
+	if u == nil {
+		return nil
+	}
+	return &llm.Usage{
+		InputTokens:  u.PromptTokenCount + u.ToolUsePromptTokenCount,
+		OutputTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
+	}
+}
+
+// first returns the candidate with index 0 (an omitted index is 0), else
+// the first one; nil when there is none.
+func (r *generateResponse) first() *candidate {
+	for i := range r.Candidates {
+		if r.Candidates[i].Index == 0 {
+			return &r.Candidates[i]
+		}
+	}
+	if len(r.Candidates) > 0 {
+		return &r.Candidates[0]
+	}
+	return nil
+}
+
+// blocked reports an answer withheld by the safety filters: a blocked
+// prompt (promptFeedback.blockReason, no candidates) or a candidate that
+// ended with a blocking finish reason. code is the reason.
+func (r *generateResponse) blocked() (code, msg string, ok bool) {
+	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		msg = "prompt blocked: " + pf.BlockReason
+		if pf.BlockReasonMessage != "" {
+			msg += ": " + pf.BlockReasonMessage
+		}
+		return pf.BlockReason, msg, true
+	}
+	if c := r.first(); c != nil && blockingFinish[c.FinishReason] {
+		msg = "answer blocked: " + c.FinishReason
+		if c.FinishMessage != "" {
+			msg += ": " + c.FinishMessage
+		}
+		return c.FinishReason, msg, true
+	}
+	return "", "", false
+}
+
+// failure returns the error an answer stands for, or nil when it is a
+// usable answer: a top-level error object, a safety block (Type "safety",
+// Code the reason), a failed finish (failedFinish), or no candidate at
+// all.
+func (r *generateResponse) failure(header http.Header, body []byte, phase llm.Phase) *llm.ProviderError {
+	pe := &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Header: header,
+		Body: keepBody(body), Phase: phase}
+	if present(r.Error) {
+		if st, ok := findStatus(body, 0); ok {
+			fillStatus(pe, st, 0)
+		} else {
+			pe.Message = "error in the answer: " + cutText(string(bytes.TrimSpace(r.Error)))
+		}
+		return pe
+	}
+	if code, msg, ok := r.blocked(); ok {
+		pe.Type, pe.Code, pe.Message = typeSafety, code, msg
+		return pe
+	}
+	c := r.first()
+	if c == nil {
+		if phase == llm.PhaseStream {
+			return nil // a chunk may carry only usage
+		}
+		pe.Message = "answer has no candidates"
+		return pe
+	}
+	if failedFinish[c.FinishReason] {
+		pe.Code, pe.Message = c.FinishReason, "answer failed: "+c.FinishReason
+		if c.FinishMessage != "" {
+			pe.Message += ": " + c.FinishMessage
+		}
+		return pe
+	}
+	return nil
+}
+
+// finishReason maps a Gemini finish reason to the canonical one: STOP is
+// FinishStop, or FinishToolCalls when the answer called functions (Gemini
+// says STOP either way); MAX_TOKENS is FinishLength. Another reason is
+// kept in lower case ("other", "language"); "" stays "" unless functions
+// were called.
+func finishReason(s string, calls bool) llm.FinishReason {
+	switch {
+	case (s == "STOP" || s == "") && calls:
+		return llm.FinishToolCalls
+	case s == "STOP":
+		return llm.FinishStop
+	case s == "MAX_TOKENS":
+		return llm.FinishLength
+	}
+	return llm.FinishReason(strings.ToLower(s))
+}
+
+// callID is the ID of the n-th function call (0-based) of an answer:
+// Gemini's own id when the part has one, else "call_<n>".
+func callID(id string, n int) string {
+	if id != "" {
+		return id
+	}
+	return "call_" + strconv.Itoa(n)
+}
+
+// argsText is the compact JSON text of a call's args; "{}" when absent.
+func argsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// present reports whether a raw JSON field is there and says something:
+// not null, false, "", {} or [].
+func present(raw json.RawMessage) bool {
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "null", "false", `""`, "{}", "[]":
+		return false
+	}
+	return true
+}
+
+// DecodeResponse reads a :generateContent response and always closes its
+// body.
+//
+// A non-2xx status returns ParseError's *llm.ProviderError (at most
+// MaxErrorBody of the body is read). A 2xx returns the first candidate as
+// an *llm.Response:
+//
+//   - Message.Content is its text parts joined, thought parts
+//     ("thought": true) left out;
+//   - each functionCall part is a ToolCall whose ID is the part's id, or
+//     "call_<n>" for the n-th call (0-based) when Gemini gave none, and
+//     whose Arguments are the compact JSON of args ("{}" when absent);
+//   - FinishReason: see finishReason (STOP with calls is tool_calls);
+//   - Usage: promptTokenCount (+ toolUsePromptTokenCount) in,
+//     candidatesTokenCount + thoughtsTokenCount out;
+//   - ID is responseId, Model is modelVersion.
+//
+// A 2xx that is a failure returns an *llm.ProviderError with Status 200
+// and Phase response: a prompt blocked by promptFeedback.blockReason, or a
+// candidate with a blocking finish reason (SAFETY, RECITATION, BLOCKLIST,
+// PROHIBITED_CONTENT, SPII, IMAGE_*), has Type "safety" and Code the
+// reason (classify: Policy); MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL
+// and TOO_MANY_TOOL_CALLS have Code the reason (classify: Unknown); an
+// error object, or no candidate at all, is an error too.
+//
+// A 2xx whose body is an event stream (Content-Type text/event-stream, or
+// no JSON content type and a body that starts like one) is drained
+// through the stream decoder and assembled into one response, so a
+// captured stream reads like the answer it carried; its errors are the
+// stream's.
+func DecodeResponse(resp *http.Response) (*llm.Response, error) {
+	defer resp.Body.Close()
+	if !is2xx(resp.StatusCode) {
+		return nil, statusError(resp)
+	}
+	br := bufio.NewReader(resp.Body)
+	if isEventStream(resp.Header, br) {
+		return assemble(newStream(io.NopCloser(br), resp.Header))
+	}
+	body, err := readCapped(br, MaxResponseBody)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBody(resp.Header, body)
+}
+
+// decodeBody decodes a 2xx JSON body.
+func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
+	var r generateResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		if pe, ok := ParseStreamError(body); ok {
+			// An error array ([{"error":...}]) on a 200.
+			pe.Header, pe.Phase = header, llm.PhaseResponse
+			return nil, pe
+		}
+		return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
+	}
+	if pe := r.failure(header, body, llm.PhaseResponse); pe != nil {
+		return nil, pe
+	}
+	c := r.first()
+	out := &llm.Response{
+		ID:      r.ResponseID,
+		Model:   r.ModelVersion,
+		Message: llm.Message{Role: llm.RoleAssistant},
+	}
+	var text strings.Builder
+	if c.Content != nil {
+		for _, p := range c.Content.Parts {
+			if fc := p.FunctionCall; fc != nil {
+				out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{
+					ID: callID(fc.ID, len(out.Message.ToolCalls)), Name: fc.Name, Arguments: argsText(fc.Args)})
+				continue
+			}
+			if !p.Thought {
+				text.WriteString(p.Text)
+			}
+		}
+	}
+	out.Message.Content = text.String()
+	out.FinishReason = finishReason(c.FinishReason, len(out.Message.ToolCalls) > 0)
+	if u := r.UsageMetadata.canonical(); u != nil {
+		out.Usage = *u
+	}
+	return out, nil
+}
+
+// assemble drains a stream into one response.
+func assemble(s *stream) (*llm.Response, error) {
+	defer s.Close()
+	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
+	var text strings.Builder
+	for {
+		c, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out.ID == "" {
+			out.ID = c.ID
+		}
+		if out.Model == "" {
+			out.Model = c.Model
+		}
+		text.WriteString(c.Content)
+		for _, d := range c.ToolCalls {
+			// Gemini sends each call whole, in one delta.
+			out.Message.ToolCalls = append(out.Message.ToolCalls,
+				llm.ToolCall{ID: d.ID, Name: d.Name, Arguments: d.Arguments})
+		}
+		if c.FinishReason != "" {
+			out.FinishReason = c.FinishReason
+		}
+		if c.Usage != nil {
+			out.Usage = *c.Usage
+		}
+	}
+	out.Message.Content = text.String()
+	return out, nil
+}
+
+// malformed is the error for a body or chunk that does not decode.
+func malformed(header http.Header, body []byte, phase llm.Phase, what string, err error) error {
+	return fmt.Errorf("%w: %w", ErrMalformed, &llm.ProviderError{
+		Dialect: dialect, Status: http.StatusOK, Header: header, Body: keepBody(body), Phase: phase,
+		Message: "malformed " + what + ": " + err.Error(),
+	})
+}
+
+// statusError reads at most MaxErrorBody of a non-2xx response and hands
+// it to ParseError. A body cut by a read error is parsed as far as it came.
+func statusError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+	pe := ParseError(resp.StatusCode, resp.Header, body)
+	if pe.Message == "" && pe.Code == "" && pe.Type == "" {
+		pe.Message = strings.ToLower(http.StatusText(resp.StatusCode))
+	}
+	return pe
+}
+
+func is2xx(status int) bool { return status >= 200 && status < 300 }
+
+// capBody returns b cut to MaxErrorBody.
+func capBody(b []byte) []byte {
+	if len(b) > MaxErrorBody {
+		return b[:MaxErrorBody:MaxErrorBody]
+	}
+	return b
+}
+
+// readCapped reads all of r, failing past max bytes.
+func readCapped(r io.Reader, max int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("gemini: reading response body: %w", err)
+	}
+	if int64(len(body)) > max {
+		return nil, fmt.Errorf("gemini: response body exceeds %d bytes", max)
+	}
+	return body, nil
+}
+
+// isEventStream reports whether a 2xx body is an event stream: its
+// Content-Type says so, or it has no JSON Content-Type and its first bytes
+// look like an SSE field or comment.
+func isEventStream(header http.Header, br *bufio.Reader) bool {
+	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	switch {
+	case mt == "text/event-stream":
+		return true
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return false
+	}
+	// Look only at what has arrived: waiting for more could stall on a
+	// slow stream whose first event is short.
+	if _, err := br.Peek(1); err != nil {
+		return false
+	}
+	head, _ := br.Peek(min(br.Buffered(), 64))
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
+	for _, p := range []string{"data:", "event:", "id:", "retry:", ":"} {
+		if bytes.HasPrefix(head, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
