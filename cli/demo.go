@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/simulate"
-	"github.com/detourhq/detour/wire/openai"
 )
 
 type demoFlags struct {
@@ -35,15 +35,20 @@ func newDemo(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Watch detour route a measured bad day of free and cheap providers (no keys needed)",
-		Long: `demo starts six fake providers on loopback that speak the real OpenAI wire
-format and fail the way real ones did on one measured day:
+		Long: `demo starts seven fake providers on loopback that speak the real wire formats
+(OpenAI-compatible, Anthropic Messages, Gemini generateContent) and fail the
+way real ones did on one measured day:
 
   groq-free      free LPU-class tier     39% 429 tokens-per-day (a wall)
   gemini-free    free large-context tier 86% 503 overloaded, then 429
   openrouter     credit router           402 for the expensive model
   mistral-payg   pay-as-you-go           42% 429 rate limit (Retry-After 1-2 s)
+  anthropic      prepaid balance         ~5% 529 overloaded
   deepseek       prepaid balance         fine
   together       prepaid balance         fine
+
+gemini-free speaks Gemini's native generateContent and anthropic the
+Messages API: the chain crosses wire formats as well as billing pools.
 
 It sends requests through the real router over real HTTP, prints every failed
 attempt, skip and hop as it happens, and ends with a summary: who answered,
@@ -69,7 +74,7 @@ attempts per request, sends saved by parking dead targets, and time spent.`,
 }
 
 // demoChain is the route of the demo: free tiers first, then credit, then
-// pay-as-you-go, then prepaid.
+// pay-as-you-go, then prepaid; three wire dialects.
 var demoChain = []struct {
 	provider, model, family, pool string
 	in, out                       float64
@@ -78,6 +83,7 @@ var demoChain = []struct {
 	{simulate.GeminiFree, simulate.GeminiModel, "gemini-2.5-flash", "free", 0, 0},
 	{simulate.OpenRouter, simulate.OpenRouterExpensive, "claude-sonnet-4", "credit", 3, 15},
 	{simulate.MistralPayg, simulate.MistralModel, "mistral-small", "payg", 0.1, 0.3},
+	{simulate.Anthropic, simulate.AnthropicModel, "claude-haiku-4-5", "prepaid", 1, 5},
 	{simulate.DeepSeek, simulate.DeepSeekModel, "deepseek-v3", "prepaid", 0.27, 1.1},
 	{simulate.Together, simulate.TogetherModel, "llama-3.3-70b", "prepaid", 0.88, 0.88},
 }
@@ -92,10 +98,11 @@ func runDemo(ctx context.Context, env Env, f demoFlags) error {
 
 	route := &router.Route{Name: "default", Budget: policy.Interactive()}
 	for _, c := range demoChain {
+		d := srv.Dialect(c.provider)
 		route.Chain = append(route.Chain, router.Target{
-			Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: "openai",
+			Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: string(d),
 			PriceIn: c.in, PriceOut: c.out,
-			Client: &openai.Client{BaseURL: srv.BaseURL(c.provider), APIKey: "demo-key"},
+			Client: config.NewClient(config.Dialect(d), srv.BaseURL(c.provider), "demo-key", nil, nil),
 		})
 	}
 
@@ -126,7 +133,7 @@ func runDemo(ctx context.Context, env Env, f demoFlags) error {
 	fmt.Fprintf(out, "detour demo: %d requests, %d at a time, through %d fake providers on %s\n", f.requests, f.concurrency, len(route.Chain), srv.URL)
 	fmt.Fprintln(out, "chain (route \"default\"):")
 	for i, t := range route.Chain {
-		fmt.Fprintf(out, "  %d. %-48s pool %s\n", i+1, t.ID(), t.Pool)
+		fmt.Fprintf(out, "  %d. %-48s %-9s pool %s\n", i+1, t.ID(), t.Dialect, t.Pool)
 	}
 	fmt.Fprintln(out)
 

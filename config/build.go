@@ -10,6 +10,8 @@ import (
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
+	"github.com/detourhq/detour/wire/anthropic"
+	"github.com/detourhq/detour/wire/gemini"
 	"github.com/detourhq/detour/wire/openai"
 )
 
@@ -38,8 +40,7 @@ func (c *Config) builder(opts BuildOptions) *builder {
 
 // Build makes every route for the router. A target whose key variable is
 // unset gets a nil Client (the router skips it and records the skip); a
-// provider whose dialect cannot be built yet is an error wrapping
-// ErrUnsupportedDialect. c is validated first.
+// c is validated first.
 func (c *Config) Build(opts BuildOptions) (map[string]*router.Route, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -174,13 +175,6 @@ func (b *builder) client(p Provider) (llm.Client, error) {
 	if cl, ok := b.clients[p.Name]; ok {
 		return cl, nil
 	}
-	if d := p.dialect(); d != OpenAI {
-		field := child(child("providers", p.Name), "dialect")
-		pos := b.c.where(field, false)
-		return nil, &Error{File: b.c.File, Line: pos.line, Column: pos.col, Field: field, Err: ErrUnsupportedDialect,
-			Msg: fmt.Sprintf("dialect %q is not supported yet; meanwhile use the provider's OpenAI-compatible endpoint "+
-				"with dialect: openai (%s)", d, compatHint[d])}
-	}
 	var key string
 	if p.KeyEnv != "" {
 		key = strings.TrimSpace(b.opts.Getenv(p.KeyEnv))
@@ -195,17 +189,21 @@ func (b *builder) client(p Provider) (llm.Client, error) {
 			h.Set(k, v)
 		}
 	}
-	cl := &openai.Client{BaseURL: strings.TrimRight(p.BaseURL, "/"), APIKey: key,
-		HTTPClient: b.opts.HTTPClient, Header: h}
+	cl := NewClient(p.dialect(), strings.TrimRight(p.BaseURL, "/"), key, b.opts.HTTPClient, h)
 	b.clients[p.Name] = cl
 	return cl, nil
 }
 
-// compatHint names the OpenAI-compatible endpoint of providers whose own
-// dialect cannot be built yet.
-var compatHint = map[Dialect]string{
-	// https://ai.google.dev/gemini-api/docs/openai
-	Gemini: "Gemini: base_url: https://generativelanguage.googleapis.com/v1beta/openai",
-	// https://docs.anthropic.com/en/api/openai-sdk
-	Anthropic: "Anthropic: base_url: https://api.anthropic.com/v1",
+// NewClient returns the client of dialect d; an unknown dialect gets the
+// OpenAI-compatible one (validation refuses those in a file). An empty
+// baseURL means the dialect's default endpoint, an empty key sends none, a
+// nil hc means the client's default.
+func NewClient(d Dialect, baseURL, key string, hc *http.Client, h http.Header) llm.Client {
+	switch d {
+	case Anthropic:
+		return &anthropic.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
+	case Gemini:
+		return &gemini.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
+	}
+	return &openai.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
 }

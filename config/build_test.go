@@ -12,6 +12,8 @@ import (
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
+	"github.com/detourhq/detour/wire/anthropic"
+	"github.com/detourhq/detour/wire/gemini"
 	"github.com/detourhq/detour/wire/openai"
 )
 
@@ -84,28 +86,32 @@ func TestBuild_TargetsFromConfigPresetsAndEnv(t *testing.T) {
 	}
 }
 
-func TestBuild_UnsupportedDialectNamesTheLine(t *testing.T) {
+func TestBuild_EachDialectGetsItsClient(t *testing.T) {
 	c := mustParse(t, `providers:
   gem: {dialect: gemini, key_env: GEMINI_API_KEY, pool: free}
+  ant: {dialect: anthropic, key_env: ANTHROPIC_API_KEY, pool: prepaid}
+  oai: {dialect: openai, base_url: https://api.example.com/v1, key_env: OAI_KEY}
 routes:
-  default: {chain: [gem/gemini-2.5-flash]}
+  default: {chain: [gem/gemini-2.5-flash, ant/claude-haiku-4-5, oai/m]}
 `)
-	const key = "AIzaSyA-secret-value-0123456789"
-	_, err := c.Build(BuildOptions{Getenv: env(map[string]string{"GEMINI_API_KEY": key})})
-	if !errors.Is(err, ErrUnsupportedDialect) {
-		t.Fatalf("Build: err = %v, want ErrUnsupportedDialect", err)
+	routes, err := c.Build(BuildOptions{Getenv: env(map[string]string{"GEMINI_API_KEY": "g-key-123456", "ANTHROPIC_API_KEY": "a-key-123456", "OAI_KEY": "o-key-123456"})})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := `detour.yaml:2:18: providers.gem.dialect: dialect "gemini" is not supported yet`
-	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "generativelanguage.googleapis.com") {
-		t.Errorf("Build error:\n%v\nwant it to start %q and name the compatible endpoint", err, want)
+	chain := routes["default"].Chain
+	if _, ok := chain[0].Client.(*gemini.Client); !ok {
+		t.Errorf("gem: client %T, want *gemini.Client", chain[0].Client)
 	}
-	if strings.Contains(err.Error(), key) {
-		t.Errorf("the key leaked into the error: %v", err)
+	if _, ok := chain[1].Client.(*anthropic.Client); !ok {
+		t.Errorf("ant: client %T, want *anthropic.Client", chain[1].Client)
 	}
-	// Without the key, the dialect is still refused: the outcome does not
-	// depend on the environment.
-	if _, err := c.Build(BuildOptions{Getenv: env(nil)}); !errors.Is(err, ErrUnsupportedDialect) {
-		t.Errorf("Build without the key: err = %v, want ErrUnsupportedDialect", err)
+	if _, ok := chain[2].Client.(*openai.Client); !ok {
+		t.Errorf("oai: client %T, want *openai.Client", chain[2].Client)
+	}
+	for i, want := range []string{"gemini", "anthropic", "openai"} {
+		if chain[i].Dialect != want {
+			t.Errorf("chain[%d].Dialect = %q, want %q", i, chain[i].Dialect, want)
+		}
 	}
 }
 

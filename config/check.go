@@ -87,7 +87,7 @@ func (c *Config) keyStatus(addr string, getenv func(string) string) KeyStatus {
 // one line each: a route whose targets all bill from one pool (or that has
 // a single target), a paid target placed before a free one, a route with no
 // key set at all, targets that fallback: false makes unreachable, a
-// fail_closed_on without policy, a dialect that cannot be built yet, a key
+// fail_closed_on without policy, a key
 // sent over plain http to a remote host, and no routes at all. A nil getenv
 // means os.Getenv.
 func (c *Config) Warnings(getenv func(string) string) []string {
@@ -154,10 +154,6 @@ func (c *Config) routeWarnings(name string, getenv func(string) string, warn fun
 			allMissing = false
 		} else if !slices.Contains(missingVars, p.KeyEnv) {
 			missingVars = append(missingVars, p.KeyEnv)
-		}
-		if d := p.dialect(); d != OpenAI {
-			warn(index(child(path, "chain"), i), "route %q: %s speaks dialect %s, which detour cannot build yet; building this route fails",
-				name, addr, d)
 		}
 	}
 	switch {

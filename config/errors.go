@@ -23,9 +23,6 @@ var (
 	// ErrUnknownProvider means a provider/model address names a provider that
 	// is neither declared nor a preset.
 	ErrUnknownProvider = errors.New("unknown provider")
-	// ErrUnsupportedDialect means a provider's dialect is valid in the file
-	// but detour cannot build a client for it yet.
-	ErrUnsupportedDialect = errors.New("dialect not supported yet")
 )
 
 // Error is one problem in a config, located as precisely as the source allows.

@@ -120,6 +120,38 @@ var presetTable = []Preset{
 		Docs: "https://docs.together.ai/docs/openai-api-compatibility",
 	},
 	{
+		// Gemini's native API (generateContent); the key goes in
+		// x-goog-api-key. Free tier with per-minute and per-day quotas.
+		Name: "gemini", Dialect: Gemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta",
+		KeyEnv: "GEMINI_API_KEY", Pool: Free,
+		Model: "gemini-2.5-flash", Family: "gemini-2.5-flash",
+		Context: 1048576, MaxOutput: 65536,
+		Docs: "https://ai.google.dev/api/generate-content",
+	},
+	{
+		// Messages API on a prepaid credit balance; paid list price about
+		// $1 / $5 for Haiku 4.5.
+		Name: "anthropic", Dialect: Anthropic, BaseURL: "https://api.anthropic.com",
+		KeyEnv: "ANTHROPIC_API_KEY", Pool: Prepaid,
+		Model: "claude-haiku-4-5", Family: "claude-haiku-4-5",
+		Context: 200000, MaxOutput: 64000, Price: Price{In: 1, Out: 5},
+		Docs: "https://docs.claude.com/en/api/messages",
+	},
+	{
+		// llama.cpp's llama-server: OpenAI-compatible on port 8080, no key,
+		// serves whatever model it loaded (the name is not checked).
+		Name: "llamacpp", Dialect: OpenAI, BaseURL: "http://127.0.0.1:8080/v1",
+		Pool: Local,
+		Docs: "https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
+	},
+	{
+		// vLLM's OpenAI-compatible server (vllm serve), port 8000, no key
+		// unless started with --api-key.
+		Name: "vllm", Dialect: OpenAI, BaseURL: "http://127.0.0.1:8000/v1",
+		Pool: Local,
+		Docs: "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
+	},
+	{
 		// No key and no default model: Default adds it only when
 		// DETOUR_OLLAMA_MODEL names the model to use.
 		Name: "ollama", Dialect: OpenAI, BaseURL: "http://127.0.0.1:11434/v1",

@@ -31,10 +31,10 @@ func TestPresets_AreSound(t *testing.T) {
 			if (p.KeyEnv == "") != (p.Pool == Local) || (p.KeyEnv != "" && !envVar.MatchString(p.KeyEnv)) {
 				t.Errorf("KeyEnv %q with pool %s", p.KeyEnv, p.Pool)
 			}
-			if !slices.Contains(pools, string(p.Pool)) || p.Dialect != OpenAI {
+			if !slices.Contains(pools, string(p.Pool)) || !slices.Contains(dialects, string(p.Dialect)) {
 				t.Errorf("pool %q, dialect %q", p.Pool, p.Dialect)
 			}
-			if p.Model == "" && p.Name != "ollama" {
+			if p.Model == "" && p.Pool != Local {
 				t.Error("no default model")
 			}
 			if p.Price.In < 0 || p.Price.Out < 0 || (p.Pool == Free && p.Price != Price{}) {
@@ -78,11 +78,11 @@ func TestDefault_FromEnvironment(t *testing.T) {
 		{name: "blank key counts as unset", env: map[string]string{"GROQ_API_KEY": "k", "OPENAI_API_KEY": "  "},
 			wantChain: []string{"groq/llama-3.3-70b-versatile"}},
 		{name: "pools in order, then cheapest first", env: all, wantChain: []string{
-			"groq/llama-3.3-70b-versatile", "cerebras/llama-3.3-70b", // free
+			"groq/llama-3.3-70b-versatile", "cerebras/llama-3.3-70b", "gemini/gemini-2.5-flash", // free
 			"openrouter/meta-llama/llama-3.3-70b-instruct", // credit
 			"mistral/mistral-small-latest", "openai/gpt-4o-mini", "xai/grok-3-mini",
 			"fireworks/accounts/fireworks/models/llama-v3p3-70b-instruct", // payg
-			"deepseek/deepseek-chat", "together/meta-llama/Llama-3.3-70B-Instruct-Turbo", // prepaid
+			"deepseek/deepseek-chat", "together/meta-llama/Llama-3.3-70B-Instruct-Turbo", "anthropic/claude-haiku-4-5", // prepaid
 		}},
 		{name: "ollama only when its model is named",
 			env:       map[string]string{"DEEPSEEK_API_KEY": "k", "DETOUR_OLLAMA_MODEL": "qwen2.5:7b", "OLLAMA_HOST": "0.0.0.0:11500"},

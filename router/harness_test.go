@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/clock"
+	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/simulate"
-	"github.com/detourhq/detour/wire/openai"
 )
 
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -37,6 +37,7 @@ type spec struct {
 	provider, model, family string
 	noKey                   bool
 	context                 int
+	dialect                 simulate.Dialect // zero: OpenAI-compatible
 }
 
 func newHarness(t *testing.T, chain ...spec) (*harness, *router.Route) {
@@ -46,7 +47,7 @@ func newHarness(t *testing.T, chain ...spec) (*harness, *router.Route) {
 	for _, s := range chain {
 		if !seen[s.provider] {
 			seen[s.provider] = true
-			provs = append(provs, simulate.Provider{Name: s.provider})
+			provs = append(provs, simulate.Provider{Name: s.provider, Dialect: s.dialect})
 		}
 	}
 	srv, err := simulate.NewServer(provs...)
@@ -68,7 +69,7 @@ func newHarness(t *testing.T, chain ...spec) (*harness, *router.Route) {
 		tg := router.Target{Provider: s.provider, Model: s.model, Family: s.family, Pool: "free", Dialect: "openai",
 			KeyEnv: "TEST_" + s.provider + "_KEY", Context: s.context, PriceIn: 1, PriceOut: 2}
 		if !s.noKey {
-			tg.Client = &openai.Client{BaseURL: srv.BaseURL(s.provider), APIKey: testKey, HTTPClient: hc}
+			tg.Client = config.NewClient(config.Dialect(s.dialect), srv.BaseURL(s.provider), testKey, hc, nil)
 		}
 		route.Chain = append(route.Chain, tg)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/policy"
@@ -301,4 +303,40 @@ func (b blockingClock) Sleep(ctx context.Context, d time.Duration) bool {
 	close(b.entered)
 	<-ctx.Done()
 	return false
+}
+
+// A chain that crosses wire formats as well as billing pools: Gemini's free
+// tier is out of its daily quota, Anthropic is overloaded, an
+// OpenAI-compatible provider answers. One request, three records, two hops.
+func TestRouter_ChainAcrossDialects(t *testing.T) {
+	h, route := newHarness(t,
+		spec{provider: "gemini", model: "gemini-2.5-flash", dialect: sim.DialectGemini},
+		spec{provider: "anthropic", model: "claude-haiku-4-5", dialect: sim.DialectAnthropic},
+		spec{provider: "deepseek", model: "deepseek-chat"})
+	route.Budget = policy.Budget{MaxPerTarget: 1}
+	h.script("gemini", "gemini-2.5-flash", f(sim.DailyQuota))
+	h.script("anthropic", "claude-haiku-4-5", f(sim.Unavailable))
+	res, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Target.ID() != "deepseek/deepseek-chat" || res.Response.Model != "deepseek-chat" {
+		t.Fatalf("answered by %s (%s)", res.Target.ID(), res.Response.Model)
+	}
+	want := []row{
+		{"gemini/gemini-2.5-flash", "http_429", "wall", "fallback", 0},
+		{"anthropic/claude-haiku-4-5", "http_529", "transient", "fallback", 0},
+		{"deepseek/deepseek-chat", "ok", "", "return", 0},
+	}
+	if diff := cmp.Diff(want, h.rows()); diff != "" {
+		t.Fatalf("ledger (-want +got):\n%s", diff)
+	}
+	if len(h.hops) != 2 || h.hops[0].From != "gemini/gemini-2.5-flash" || h.hops[1].From != "anthropic/claude-haiku-4-5" {
+		t.Fatalf("hops = %+v", h.hops)
+	}
+	// The Gemini daily wall parks until the provider's daily reset, far past
+	// a per-minute wait.
+	if st, until := h.health.State("gemini/gemini-2.5-flash", h.clk.Now()); st != "open" || until.Sub(h.clk.Now()) < time.Hour {
+		t.Fatalf("gemini health %s until %s, want parked for hours", st, until)
+	}
 }
