@@ -15,7 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/wire/anthropic"
+	"github.com/detourhq/detour/wire/gemini"
 	"github.com/detourhq/detour/wire/openai"
 )
 
@@ -78,7 +82,7 @@ stream cut before its end, is explained like any failure.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "provider the response came from (selects its dialect; default openai-compatible)")
+	cmd.Flags().StringVar(&provider, "provider", "", "provider the response came from: a preset name (anthropic, gemini, groq, ...) or a dialect; selects how the body is read (default openai-compatible)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"kind", "retry_after_s", "action", "reason", ...} as JSON`)
 	return cmd
 }
@@ -90,12 +94,29 @@ func Explain(raw []byte, provider string, now time.Time) (*Explanation, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	_, derr := openai.DecodeResponse(resp)
+	_, derr := decoderFor(provider)(resp)
 	if derr == nil {
 		return &Explanation{Status: "ok", Action: string(policy.Return), Why: "a complete answer",
 			Reason: "success: nothing to explain"}, nil
 	}
 	return ExplainError(derr, now), nil
+}
+
+// decoderFor returns the response decoder of provider's dialect: the
+// dialect of the preset of that name (anthropic, gemini, groq, ...), or the
+// dialect named directly; anything else is OpenAI-compatible.
+func decoderFor(provider string) func(*http.Response) (*llm.Response, error) {
+	d := config.Dialect(provider)
+	if ps, ok := config.LookupPreset(provider); ok {
+		d = ps.Dialect
+	}
+	switch d {
+	case config.Anthropic:
+		return anthropic.DecodeResponse
+	case config.Gemini:
+		return gemini.DecodeResponse
+	}
+	return openai.DecodeResponse
 }
 
 // ExplainError explains one attempt's error as the router would take it on

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/wire/openai"
@@ -105,7 +106,7 @@ func TestExplain_AgreesWithRouterOnEverySample(t *testing.T) {
 			}))
 			defer good.Close()
 			route := &router.Route{Name: "r", Chain: []router.Target{
-				{Provider: c.Provider, Model: "m", Client: &openai.Client{BaseURL: bad.URL, APIKey: "test-key-123456"}},
+				{Provider: c.Provider, Model: "m", Client: config.NewClient(sampleDialect(c.Provider), bad.URL, "test-key-123456", nil, nil)},
 				{Provider: "backup", Model: "m", Client: &openai.Client{BaseURL: good.URL, APIKey: "test-key-123456"}},
 			}}
 			mem := &ledger.Memory{}
@@ -116,6 +117,37 @@ func TestExplain_AgreesWithRouterOnEverySample(t *testing.T) {
 				t.Errorf("router: kind %s action %s; explain: kind %s action %s", first.Kind, first.Action, ex.Kind, ex.Action)
 			}
 		})
+	}
+}
+
+// sampleDialect is the dialect a sample's provider speaks.
+func sampleDialect(provider string) config.Dialect {
+	switch provider {
+	case "anthropic", "gemini":
+		return config.Dialect(provider)
+	}
+	return config.OpenAI
+}
+
+// TestExplain_CLIEverySampleByProvider runs `detour explain --provider NAME
+// --json` on every sample, as a user would, and checks the expected kind.
+func TestExplain_CLIEverySampleByProvider(t *testing.T) {
+	for _, c := range loadSamples(t) {
+		if c.Status == nil {
+			continue
+		}
+		code, out, errOut := run(t, nil, curlText(c), "explain", "--provider", c.Provider, "--json")
+		if code != ExitOK {
+			t.Errorf("%s: exit %d: %s", c.ID, code, errOut)
+			continue
+		}
+		var got Explanation
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: not JSON: %v", c.ID, err)
+		}
+		if want := strings.ToLower(c.Expect); string(got.Kind) != want {
+			t.Errorf("%s: explain --provider %s says %s, sample expects %s (%s)", c.ID, c.Provider, got.Kind, want, got.Reason)
+		}
 	}
 }
 
