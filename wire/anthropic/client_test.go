@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 const testKey = "sk-ant-api03-secret-test"
@@ -41,34 +42,13 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	io.WriteString(w, body)
 }
 
-// events splits an SSE fixture into its events, each with its blank line
-// (the last one as it is).
-func events(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := bytes.Index(b, []byte("\n\n"))
-		if i < 0 {
-			return append(out, b)
-		}
-		out = append(out, b[:i+2])
-		b = b[i+2:]
-	}
-	return out
-}
-
 // streamEvents writes the first n events of a fixture, flushing each (all
 // of them when n < 0), with the API's stream headers.
 func streamEvents(w http.ResponseWriter, fix []byte, n int) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	for i, ev := range events(fix) {
-		if n >= 0 && i >= n {
-			break
-		}
-		w.Write(ev)
-		w.(http.Flusher).Flush()
-	}
+	wiretest.WriteEvents(w, wiretest.SplitEvents(fix, "\n\n"), n)
 }
 
 func TestClient_CompleteSendsOneWellFormedRequest(t *testing.T) {
@@ -171,14 +151,14 @@ func TestClient_StreamTextToolUseAndUsage(t *testing.T) {
 		if r.Header.Get("Accept") != "text/event-stream" {
 			t.Errorf("Accept = %q", r.Header.Get("Accept"))
 		}
-		streamEvents(w, fixture(t, "tool_use.sse"), -1)
+		streamEvents(w, wiretest.Fixture(t, "tool_use.sse"), -1)
 	})
 	st, err := c.Stream(context.Background(), testReq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF {
 		t.Fatalf("end = %v, want io.EOF", err)
 	}
@@ -196,7 +176,7 @@ func TestClient_StreamSkipsPings(t *testing.T) {
 	ping := []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
 	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var fix []byte
-		for _, ev := range events(fixture(t, "haiku_text.sse")) {
+		for _, ev := range wiretest.SplitEvents(wiretest.Fixture(t, "haiku_text.sse"), "\n\n") {
 			fix = append(append(fix, ping...), ev...)
 		}
 		streamEvents(w, fix, -1)
@@ -206,7 +186,7 @@ func TestClient_StreamSkipsPings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF || len(got) != 3 || got[1].Content != "Hello." {
 		t.Fatalf("got %+v, %v; want role, \"Hello.\", finish, then io.EOF", got, err)
 	}
@@ -214,18 +194,18 @@ func TestClient_StreamSkipsPings(t *testing.T) {
 
 func TestClient_StreamErrorEventMidway(t *testing.T) {
 	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		streamEvents(w, fixture(t, "error_midstream.sse"), -1)
+		streamEvents(w, wiretest.Fixture(t, "error_midstream.sse"), -1)
 	})
 	st, err := c.Stream(context.Background(), testReq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if len(got) != 3 {
 		t.Errorf("%d chunks before the error, want 3", len(got))
 	}
-	if pe := wantStreamError(t, err); pe.Type != "overloaded_error" || pe.Header.Get("Content-Type") == "" {
+	if pe := wiretest.WantStreamError(t, err, dialect); pe.Type != "overloaded_error" || pe.Header.Get("Content-Type") == "" {
 		t.Errorf("ProviderError = %+v, want overloaded_error with the response header", pe)
 	}
 }
@@ -233,7 +213,7 @@ func TestClient_StreamErrorEventMidway(t *testing.T) {
 func TestClient_StreamCutBeforeMessageStopIsTruncated(t *testing.T) {
 	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		// Everything up to and including message_delta, then a cut.
-		streamEvents(w, fixture(t, "text.sse"), 8)
+		streamEvents(w, wiretest.Fixture(t, "text.sse"), 8)
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			t.Errorf("hijack: %v", err)
@@ -246,7 +226,7 @@ func TestClient_StreamCutBeforeMessageStopIsTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if diff := cmp.Diff(textChunks(), got); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
 	}
@@ -259,17 +239,9 @@ func TestClient_StreamCutBeforeMessageStopIsTruncated(t *testing.T) {
 // and then hangs until the client goes away or the test ends.
 func hangingServer(t *testing.T, before func(w http.ResponseWriter)) *Client {
 	t.Helper()
-	release := make(chan struct{})
-	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if before != nil {
-			before(w)
-		}
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	})
-	t.Cleanup(func() { close(release) }) // runs before the server's Close
+	h, release := wiretest.Hanging(before)
+	c, _ := newServer(t, h)
+	t.Cleanup(release) // runs before the server's Close
 	return c
 }
 
@@ -284,7 +256,7 @@ func TestClient_ContextCancelAbortsHangingRequest(t *testing.T) {
 }
 
 func TestClient_ContextCancelAbortsStreamRead(t *testing.T) {
-	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, fixture(t, "text.sse"), 1) })
+	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, wiretest.Fixture(t, "text.sse"), 1) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, err := c.Stream(ctx, testReq)
@@ -302,7 +274,7 @@ func TestClient_ContextCancelAbortsStreamRead(t *testing.T) {
 }
 
 func TestClient_CloseFromAnotherGoroutineAbortsStreamRead(t *testing.T) {
-	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, fixture(t, "text.sse"), 1) })
+	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, wiretest.Fixture(t, "text.sse"), 1) })
 	st, err := c.Stream(context.Background(), testReq)
 	if err != nil {
 		t.Fatal(err)
@@ -450,39 +422,27 @@ func TestClient_KeyNeverInErrors(t *testing.T) {
 		}},
 		{"truncated stream", func(t *testing.T) error {
 			c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				streamEvents(w, fixture(t, "text.sse"), 2)
+				streamEvents(w, wiretest.Fixture(t, "text.sse"), 2)
 			})
 			st, err := c.Stream(context.Background(), testReq)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			_, err = drain(t, st)
+			_, err = wiretest.Drain(t, st)
 			return err
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.run(t)
-			if err == nil || err == io.EOF {
-				t.Fatalf("err = %v, want a failure", err)
-			}
-			for _, s := range []string{err.Error(), fmt.Sprintf("%v", err), fmt.Sprintf("%+v", err)} {
-				if strings.Contains(s, testKey) {
-					t.Errorf("key leaked: %s", s)
-				}
-			}
-			var pe *llm.ProviderError
-			if errors.As(err, &pe) && (bytes.Contains(pe.Body, []byte(testKey)) || strings.Contains(pe.Message, testKey)) {
-				t.Errorf("key leaked in ProviderError body or message: %+v", pe)
-			}
+			wiretest.WantKeyless(t, tt.run(t), testKey)
 		})
 	}
 }
 
 func TestRedact_ShortKeysAreLeftAlone(t *testing.T) {
 	err := errors.New("model ollama not found")
-	if got := redact(err, "ollama"); got != err {
+	if got := exchange.Redact(err, "ollama"); got != err {
 		t.Errorf("redact with a short key = %v, want the error unchanged", got)
 	}
 }

@@ -1,17 +1,15 @@
 package anthropic
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // dialect names this adapter in every llm.ProviderError it makes.
@@ -21,9 +19,9 @@ const dialect = "anthropic"
 const (
 	// MaxResponseBody is the most of a successful response body that is
 	// read: 32 MiB. A larger body is an error.
-	MaxResponseBody = 32 << 20
+	MaxResponseBody = exchange.MaxResponseBody
 	// MaxErrorBody is the most of an error body that is kept: 64 KiB.
-	MaxErrorBody = 64 << 10
+	MaxErrorBody = exchange.MaxErrorBody
 )
 
 // ErrMalformed is wrapped by the error for a 2xx body or stream event that
@@ -35,7 +33,7 @@ var ErrMalformed = errors.New("anthropic: malformed response")
 // malformed is the error for a body or event that does not decode.
 func malformed(header http.Header, body []byte, phase llm.Phase, what string, err error) error {
 	return fmt.Errorf("%w: %w", ErrMalformed, &llm.ProviderError{
-		Dialect: dialect, Status: http.StatusOK, Header: header, Body: keepBody(body), Phase: phase,
+		Dialect: dialect, Status: http.StatusOK, Header: header, Body: exchange.KeepBody(body), Phase: phase,
 		Message: "malformed " + what + ": " + err.Error(),
 	})
 }
@@ -150,19 +148,17 @@ func finishReason(s string) llm.FinishReason {
 // stream cut short the truncation error, a refusal the refusal error; tool
 // call arguments are compacted as for a JSON body.
 func DecodeResponse(resp *http.Response) (*llm.Response, error) {
-	defer resp.Body.Close()
-	if !is2xx(resp.StatusCode) {
-		return nil, statusError(resp)
-	}
-	br := bufio.NewReader(resp.Body)
-	if isEventStream(resp.Header, br) {
-		return assemble(newStream(io.NopCloser(br), resp.Header))
-	}
-	body, err := readCapped(br, MaxResponseBody)
-	if err != nil {
-		return nil, err
-	}
-	return decodeBody(resp.Header, body)
+	return decoder.DecodeResponse(resp, "")
+}
+
+// decoder is what DecodeResponse, DecodeStream and the Client share with
+// the other dialects.
+var decoder = &exchange.Decoder[*stream]{
+	Name:        dialect,
+	StatusError: statusError,
+	DecodeJSON:  decodeBody,
+	NewStream:   newStream,
+	Assemble:    assemble,
 }
 
 // decodeBody decodes a 2xx JSON body.
@@ -220,101 +216,22 @@ func compactArgs(input json.RawMessage) string {
 	return buf.String()
 }
 
-// statusError reads at most MaxErrorBody of a non-2xx response and hands it
-// to ParseError. A body cut by a read error is parsed as far as it came.
-func statusError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
-	return ParseError(resp.StatusCode, resp.Header, body)
+// statusError is the error of a non-2xx response: ParseError's.
+func statusError(status int, header http.Header, body []byte) error {
+	return ParseError(status, header, body)
 }
 
-func is2xx(status int) bool { return status >= 200 && status < 300 }
-
-// readCapped reads all of r, failing past max bytes.
-func readCapped(r io.Reader, max int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: reading response body: %w", err)
-	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("anthropic: response body exceeds %d bytes", max)
-	}
-	return body, nil
-}
-
-// isEventStream reports whether a 2xx body is an event stream: its
-// Content-Type says so, or it has no JSON Content-Type and its first bytes
-// look like an SSE field or comment.
-func isEventStream(header http.Header, br *bufio.Reader) bool {
-	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
-	switch {
-	case mt == "text/event-stream":
-		return true
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return false
-	}
-	// Look only at what has arrived: waiting for more could stall on a
-	// slow stream whose first event is short.
-	if _, err := br.Peek(1); err != nil {
-		return false
-	}
-	head, _ := br.Peek(min(br.Buffered(), 64))
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
-	for _, p := range []string{"event:", "data:", "id:", "retry:", ":"} {
-		if bytes.HasPrefix(head, []byte(p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// assemble drains a stream into one response.
+// assemble drains a stream into one response: a refusal returns the
+// refusal error, and tool call arguments are compacted as DecodeResponse
+// gives them for a JSON body.
 func assemble(s *stream) (*llm.Response, error) {
-	defer s.Close()
-	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
-	var text strings.Builder
-	byIndex := map[int]int{} // tool ordinal -> position in ToolCalls
-	for {
-		c, err := s.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if out.ID == "" {
-			out.ID = c.ID
-		}
-		if out.Model == "" {
-			out.Model = c.Model
-		}
-		text.WriteString(c.Content)
-		for _, d := range c.ToolCalls {
-			pos, ok := byIndex[d.Index]
-			if !ok {
-				pos = len(out.Message.ToolCalls)
-				byIndex[d.Index] = pos
-				out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{})
-			}
-			tc := &out.Message.ToolCalls[pos]
-			if d.ID != "" {
-				tc.ID = d.ID
-			}
-			if d.Name != "" {
-				tc.Name = d.Name
-			}
-			tc.Arguments += d.Arguments
-		}
-		if c.FinishReason != "" {
-			out.FinishReason = c.FinishReason
-		}
-		if c.Usage != nil {
-			out.Usage = *c.Usage
-		}
+	out, err := llm.Assemble(s)
+	if err != nil {
+		return nil, err
 	}
 	if s.stopReason == "refusal" {
 		return nil, refusalError(s.header, nil, s.stopDetails)
 	}
-	out.Message.Content = text.String()
 	for i := range out.Message.ToolCalls {
 		// As DecodeResponse gives them: the fragments joined, compacted.
 		if a := []byte(out.Message.ToolCalls[i].Arguments); json.Valid(a) {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // Response bodies, byte for byte as the API sent them.
@@ -118,7 +119,7 @@ func TestDecodeResponse_RefusalIsAPolicyError(t *testing.T) {
 
 func TestDecodeResponse_CapturedStream(t *testing.T) {
 	t.Run("tool_use assembled", func(t *testing.T) {
-		got, err := DecodeResponse(sseResponse(bytes.NewReader(fixture(t, "tool_use.sse"))))
+		got, err := DecodeResponse(sseResponse(bytes.NewReader(wiretest.Fixture(t, "tool_use.sse"))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestDecodeResponse_CapturedStream(t *testing.T) {
 		}
 	})
 	t.Run("no-args tool", func(t *testing.T) {
-		got, err := DecodeResponse(sseResponse(bytes.NewReader(fixture(t, "haiku_tool_noargs.sse"))))
+		got, err := DecodeResponse(sseResponse(bytes.NewReader(wiretest.Fixture(t, "haiku_tool_noargs.sse"))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +141,7 @@ func TestDecodeResponse_CapturedStream(t *testing.T) {
 		}
 	})
 	t.Run("sniffed without content type", func(t *testing.T) {
-		resp := sseResponse(bytes.NewReader(fixture(t, "text.sse")))
+		resp := sseResponse(bytes.NewReader(wiretest.Fixture(t, "text.sse")))
 		resp.Header = http.Header{}
 		got, err := DecodeResponse(resp)
 		if err != nil || got.Message.Content != "Hello there!" {
@@ -148,7 +149,7 @@ func TestDecodeResponse_CapturedStream(t *testing.T) {
 		}
 	})
 	t.Run("refusal", func(t *testing.T) {
-		_, err := DecodeResponse(sseResponse(bytes.NewReader(fixture(t, "refusal.sse"))))
+		_, err := DecodeResponse(sseResponse(bytes.NewReader(wiretest.Fixture(t, "refusal.sse"))))
 		var pe *llm.ProviderError
 		if !errors.As(err, &pe) || pe.Code != "refusal" || pe.Status != 200 || pe.Phase != llm.PhaseResponse ||
 			pe.Message != "the model refused to answer (cyber): This request was refused due to policy." {
@@ -156,13 +157,13 @@ func TestDecodeResponse_CapturedStream(t *testing.T) {
 		}
 	})
 	t.Run("error event", func(t *testing.T) {
-		_, err := DecodeResponse(sseResponse(bytes.NewReader(fixture(t, "error_midstream.sse"))))
-		if pe := wantStreamError(t, err); pe.Type != "overloaded_error" {
+		_, err := DecodeResponse(sseResponse(bytes.NewReader(wiretest.Fixture(t, "error_midstream.sse"))))
+		if pe := wiretest.WantStreamError(t, err, dialect); pe.Type != "overloaded_error" {
 			t.Errorf("Type = %q", pe.Type)
 		}
 	})
 	t.Run("truncated", func(t *testing.T) {
-		b := fixture(t, "text.sse")
+		b := wiretest.Fixture(t, "text.sse")
 		_, err := DecodeResponse(sseResponse(bytes.NewReader(b[:len(b)/2])))
 		if !errors.Is(err, llm.ErrStreamTruncated) {
 			t.Fatalf("err = %v, want ErrStreamTruncated", err)

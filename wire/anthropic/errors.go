@@ -5,19 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/sse"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
-// Limits of what an error keeps.
-const (
-	// errMaxText caps the Message taken from a non-JSON body, in runes.
-	errMaxText = 300
-	// errMaxNesting bounds how deep ParseError follows arrays and wrappers.
-	errMaxNesting = 3
-)
+// errMaxNesting bounds how deep ParseError follows arrays and wrappers.
+const errMaxNesting = 3
 
 // ParseError reads an error response of the Messages API into an
 // *llm.ProviderError. It never fails and never panics: whatever the body
@@ -51,14 +46,14 @@ func ParseError(status int, header http.Header, body []byte) *llm.ProviderError 
 		Dialect: dialect,
 		Status:  status,
 		Header:  header,
-		Body:    keepBody(body),
+		Body:    exchange.KeepBody(body),
 		Phase:   llm.PhaseResponse,
 	}
 	d := bytes.TrimSpace(bytes.TrimPrefix(e.Body, []byte("\xEF\xBB\xBF")))
 	if bytes.HasPrefix(d, []byte("data:")) || bytes.HasPrefix(d, []byte("event:")) {
 		d = sseErrorData(d)
 	}
-	if is2xx(status) {
+	if status >= 200 && status < 300 {
 		if f, ok := errEnvelope(d, 0); ok && f.isError {
 			e.Type, e.Code, e.Message = f.typ, f.code, f.message
 		} else if r := refusalOf(d); r != nil {
@@ -69,7 +64,7 @@ func ParseError(status int, header http.Header, body []byte) *llm.ProviderError 
 	if f, ok := errEnvelope(d, 0); ok {
 		e.Type, e.Code, e.Message = f.typ, f.code, f.message
 	} else {
-		e.Message = errText(d)
+		e.Message = exchange.ErrorText(d)
 	}
 	return e
 }
@@ -96,7 +91,7 @@ func ParseStreamError(data []byte) (e *llm.ProviderError, ok bool) {
 		Type:    f.typ,
 		Code:    f.code,
 		Message: f.message,
-		Body:    keepBody(d),
+		Body:    exchange.KeepBody(d),
 		Phase:   llm.PhaseStream,
 	}, true
 }
@@ -211,7 +206,7 @@ func (d *stopDetails) message() string {
 		msg += " (" + d.Category + ")"
 	}
 	if x := strings.TrimSpace(d.Explanation); x != "" {
-		msg += ": " + errCut(x, errMaxText)
+		msg += ": " + exchange.CutText(x)
 	}
 	return msg
 }
@@ -242,102 +237,9 @@ func refusalError(header http.Header, body []byte, details *stopDetails) *llm.Pr
 		Type:    "refusal",
 		Message: details.message(),
 		Header:  header,
-		Body:    keepBody(body),
+		Body:    exchange.KeepBody(body),
 		Phase:   llm.PhaseResponse,
 	}
-}
-
-// keepBody returns a copy of body cut to MaxErrorBody; nil when empty.
-func keepBody(body []byte) []byte {
-	if len(body) == 0 {
-		return nil
-	}
-	if len(body) > MaxErrorBody {
-		body = body[:MaxErrorBody]
-	}
-	return bytes.Clone(body)
-}
-
-// errText is the message of a body that is not JSON: the title of an HTML
-// page (or its first line of text), else the first non-empty line.
-func errText(body []byte) string {
-	s := string(body)
-	if strings.HasPrefix(s, "<") {
-		for _, tag := range []string{"title", "h1"} {
-			i := indexASCIIFold(s, "<"+tag)
-			if i < 0 {
-				continue
-			}
-			j := strings.IndexByte(s[i:], '>')
-			if j < 0 {
-				continue
-			}
-			rest := s[i+j+1:]
-			if k := indexASCIIFold(rest, "</"+tag); k >= 0 {
-				if t := strings.Join(strings.Fields(stripTags(rest[:k])), " "); t != "" {
-					return errCut(t, errMaxText)
-				}
-			}
-		}
-		s = stripTags(s)
-	}
-	for line := range strings.Lines(s) {
-		if t := strings.TrimSpace(line); t != "" {
-			return errCut(t, errMaxText)
-		}
-	}
-	return ""
-}
-
-// indexASCIIFold is strings.Index ignoring ASCII case, for an ASCII sub. It
-// never lowers s as a whole: lowering can change byte lengths (invalid
-// UTF-8, 'İ'), which would make indexes into s wrong.
-func indexASCIIFold(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		j := 0
-		for j < len(sub) && lowerASCII(s[i+j]) == lowerASCII(sub[j]) {
-			j++
-		}
-		if j == len(sub) {
-			return i
-		}
-	}
-	return -1
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// stripTags removes everything between '<' and '>'.
-func stripTags(s string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			in = true
-		case r == '>' && in:
-			in = false
-			b.WriteByte(' ')
-		case !in:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// errCut cuts s to at most n runes, ending in "…" when cut; invalid UTF-8
-// is replaced.
-func errCut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // jsonObject decodes raw as a JSON object; ok is false for anything else.

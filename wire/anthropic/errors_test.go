@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // Error bodies, each with its source.
@@ -92,7 +93,7 @@ func TestParseError_CutsBodyAndMessage(t *testing.T) {
 	if len(e.Body) != MaxErrorBody {
 		t.Errorf("len(Body) = %d, want %d", len(e.Body), MaxErrorBody)
 	}
-	if n := len([]rune(e.Message)); n != errMaxText || !strings.HasSuffix(e.Message, "…") {
+	if n := len([]rune(e.Message)); n != exchange.MaxErrorText || !strings.HasSuffix(e.Message, "…") {
 		t.Errorf("Message has %d runes: %q…", n, e.Message[:20])
 	}
 	body := []byte(body529)

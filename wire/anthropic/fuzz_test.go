@@ -5,30 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// streamSeeds are the stream fixtures, whole and cut in half.
-func streamSeeds(f *testing.F) [][]byte {
-	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no stream fixtures: %v", err)
-	}
-	var out [][]byte
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, b, b[:len(b)/2])
-	}
-	return out
-}
 
 // FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
 // never panic, every call must give a chunk, io.EOF or an error, an ending
@@ -36,7 +18,7 @@ func streamSeeds(f *testing.F) [][]byte {
 // indexes stay within the tool_use blocks seen. DecodeResponse must likewise
 // return a response or an error, never both.
 func FuzzDecodeStream(f *testing.F) {
-	for _, b := range streamSeeds(f) {
+	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(b)
 	}
 	for _, s := range []string{
@@ -109,7 +91,7 @@ func FuzzParseError(f *testing.F) {
 		`{"error":{"details":{"error_code":12}}}`, "data: {\"error\":\"x\"}\n\n", "<title>\xff</title>", "\xef\xbb\xbf{}"} {
 		f.Add(400, []byte(s))
 	}
-	for _, b := range streamSeeds(f) {
+	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(200, b)
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {

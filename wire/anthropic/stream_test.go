@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -15,17 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// fixture reads testdata/streams/name.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // sseResponse is a 200 text/event-stream response with body.
 func sseResponse(body io.Reader) *http.Response {
@@ -43,22 +32,6 @@ func jsonResponse(status int, body string) *http.Response {
 		Header:     http.Header{"Content-Type": {"application/json"}},
 		Body:       io.NopCloser(strings.NewReader(body)),
 	}
-}
-
-// drain reads a stream to its end and returns the chunks and the final
-// error (io.EOF for a complete end).
-func drain(t testing.TB, st llm.Stream) ([]llm.Chunk, error) {
-	t.Helper()
-	var out []llm.Chunk
-	for range 100000 {
-		c, err := st.Next()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	t.Fatal("stream never ended")
-	return nil, nil
 }
 
 // chunks stamps id and model on every chunk, as the stream does.
@@ -138,7 +111,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			file: "error_midstream.sse",
 			want: chunks("msg_01XFDUDYJgAACzvnptvVoYEL", "claude-sonnet-4-5-20250929", role, text("Hello"), text("!")),
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if pe.Type != "overloaded_error" || pe.Message != "Overloaded" {
 					t.Errorf("Type %q Message %q, want overloaded_error Overloaded", pe.Type, pe.Message)
 				}
@@ -151,12 +124,12 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			wrap func(io.Reader) io.Reader
 		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"one byte", iotest.OneByteReader}} {
 			t.Run(tt.file+"/"+rd.name, func(t *testing.T) {
-				st, err := DecodeStream(sseResponse(rd.wrap(bytes.NewReader(fixture(t, tt.file)))))
+				st, err := DecodeStream(sseResponse(rd.wrap(bytes.NewReader(wiretest.Fixture(t, tt.file)))))
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer st.Close()
-				got, err := drain(t, st)
+				got, err := wiretest.Drain(t, st)
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
 				}
@@ -173,22 +146,6 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			})
 		}
 	}
-}
-
-// wantStreamError checks that err is a ProviderError from inside a stream.
-func wantStreamError(t *testing.T, err error) *llm.ProviderError {
-	t.Helper()
-	var pe *llm.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("err = %v (%T), want *llm.ProviderError", err, err)
-	}
-	if pe.Phase != llm.PhaseStream || pe.Status != http.StatusOK || pe.Dialect != "anthropic" {
-		t.Errorf("ProviderError = phase %q status %d dialect %q, want stream 200 anthropic", pe.Phase, pe.Status, pe.Dialect)
-	}
-	if len(pe.Body) == 0 {
-		t.Error("ProviderError.Body is empty")
-	}
-	return pe
 }
 
 const (
@@ -225,7 +182,7 @@ func TestDecodeStream_Ends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = drain(t, st)
+			_, err = wiretest.Drain(t, st)
 			if !tt.truncated {
 				if err != io.EOF {
 					t.Fatalf("end = %v, want io.EOF", err)
@@ -257,11 +214,11 @@ func TestDecodeStream_ErrorEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := drain(t, st)
+			got, err := wiretest.Drain(t, st)
 			if len(got) != 1 {
 				t.Errorf("%d chunks before the error, want 1", len(got))
 			}
-			pe := wantStreamError(t, err)
+			pe := wiretest.WantStreamError(t, err, dialect)
 			if pe.Type != tt.typ || pe.Message != tt.msg {
 				t.Errorf("Type %q Message %q, want %q %q", pe.Type, pe.Message, tt.typ, tt.msg)
 			}
@@ -272,7 +229,7 @@ func TestDecodeStream_ErrorEvents(t *testing.T) {
 func TestDecodeStream_MalformedEvent(t *testing.T) {
 	body := evStart + "event: content_block_delta\ndata: {\"type\": nope}\n\n" + evStop
 	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if len(got) != 1 || !errors.Is(err, ErrMalformed) {
 		t.Fatalf("got %d chunks, %v; want 1 then ErrMalformed", len(got), err)
 	}
@@ -303,7 +260,7 @@ func TestDecodeStream_ToolOrdinalsAndOddShapes(t *testing.T) {
 		"",
 	}, "\n\n") + evStop
 	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF {
 		t.Fatalf("end = %v, want io.EOF", err)
 	}
@@ -325,7 +282,7 @@ func TestDecodeStream_JSONBodyServedAsOneChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF || len(got) != 1 {
 		t.Fatalf("got %d chunks, %v; want 1 then io.EOF", len(got), err)
 	}
@@ -362,7 +319,7 @@ type closeCounter struct {
 func (c *closeCounter) Close() error { c.closes++; return nil }
 
 func TestStream_CloseIsIdempotentAndStopsNext(t *testing.T) {
-	body := &closeCounter{Reader: bytes.NewReader(fixture(t, "text.sse"))}
+	body := &closeCounter{Reader: bytes.NewReader(wiretest.Fixture(t, "text.sse"))}
 	resp := sseResponse(nil)
 	resp.Body = body
 	st, err := DecodeStream(resp)

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // testKey looks like a Google API key (AIza + 35 characters).
@@ -39,33 +41,13 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	io.WriteString(w, body)
 }
 
-// events splits an SSE fixture into its events, each with its blank line.
-func events(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := bytes.Index(b, []byte("\r\n\r\n"))
-		if i < 0 {
-			return append(out, b)
-		}
-		out = append(out, b[:i+4])
-		b = b[i+4:]
-	}
-	return out
-}
-
 // streamEvents writes the first n events of a fixture, flushing each (all
 // of them when n < 0), with Gemini's stream headers.
 func streamEvents(w http.ResponseWriter, fix []byte, n int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Content-Disposition", "attachment")
 	w.WriteHeader(http.StatusOK)
-	for i, ev := range events(fix) {
-		if n >= 0 && i >= n {
-			break
-		}
-		w.Write(ev)
-		w.(http.Flusher).Flush()
-	}
+	wiretest.WriteEvents(w, wiretest.SplitEvents(fix, "\r\n\r\n"), n)
 }
 
 // checkRequest checks what every request must look like.
@@ -164,14 +146,14 @@ func TestClient_StreamTextFunctionCallAndUsage(t *testing.T) {
 		if r.Header.Get("Accept") != "text/event-stream" {
 			t.Errorf("Accept = %q", r.Header.Get("Accept"))
 		}
-		streamEvents(w, fixture(t, "text_then_call.sse"), -1)
+		streamEvents(w, wiretest.Fixture(t, "text_then_call.sse"), -1)
 	})
 	st, err := c.Stream(context.Background(), testReq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF {
 		t.Fatalf("end = %v, want io.EOF", err)
 	}
@@ -210,17 +192,19 @@ func TestClient_SafetyBlockedPrompt(t *testing.T) {
 		}
 	})
 	t.Run("stream", func(t *testing.T) {
-		c := newServer(t, func(w http.ResponseWriter, r *http.Request) { streamEvents(w, fixture(t, "prompt_blocked.sse"), -1) })
+		c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			streamEvents(w, wiretest.Fixture(t, "prompt_blocked.sse"), -1)
+		})
 		st, err := c.Stream(context.Background(), testReq)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		got, err := drain(t, st)
+		got, err := wiretest.Drain(t, st)
 		if len(got) != 0 {
 			t.Errorf("chunks before the block: %+v", got)
 		}
-		if pe := wantStreamError(t, err); pe.Type != "safety" {
+		if pe := wiretest.WantStreamError(t, err, dialect); pe.Type != "safety" {
 			t.Errorf("Type = %q", pe.Type)
 		}
 	})
@@ -228,7 +212,7 @@ func TestClient_SafetyBlockedPrompt(t *testing.T) {
 
 func TestClient_StreamCutBeforeFinishIsTruncated(t *testing.T) {
 	c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		streamEvents(w, fixture(t, "text_then_call.sse"), 2)
+		streamEvents(w, wiretest.Fixture(t, "text_then_call.sse"), 2)
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			t.Errorf("hijack: %v", err)
@@ -241,7 +225,7 @@ func TestClient_StreamCutBeforeFinishIsTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if len(got) != 2 {
 		t.Errorf("%d chunks, want 2", len(got))
 	}
@@ -251,13 +235,15 @@ func TestClient_StreamCutBeforeFinishIsTruncated(t *testing.T) {
 }
 
 func TestClient_StreamCleanEndBeforeFinishIsTruncated(t *testing.T) {
-	c := newServer(t, func(w http.ResponseWriter, r *http.Request) { streamEvents(w, fixture(t, "cut_before_finish.sse"), -1) })
+	c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		streamEvents(w, wiretest.Fixture(t, "cut_before_finish.sse"), -1)
+	})
 	st, err := c.Stream(context.Background(), testReq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := drain(t, st); !errors.Is(err, llm.ErrStreamTruncated) {
+	if _, err := wiretest.Drain(t, st); !errors.Is(err, llm.ErrStreamTruncated) {
 		t.Fatalf("end = %v, want ErrStreamTruncated", err)
 	}
 }
@@ -265,17 +251,17 @@ func TestClient_StreamCleanEndBeforeFinishIsTruncated(t *testing.T) {
 func TestClient_StreamErrorChunkMidway(t *testing.T) {
 	for _, file := range []string{"error_midstream.sse", "bare_error_midstream.sse"} {
 		t.Run(file, func(t *testing.T) {
-			c := newServer(t, func(w http.ResponseWriter, r *http.Request) { streamEvents(w, fixture(t, file), -1) })
+			c := newServer(t, func(w http.ResponseWriter, r *http.Request) { streamEvents(w, wiretest.Fixture(t, file), -1) })
 			st, err := c.Stream(context.Background(), testReq)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			got, err := drain(t, st)
+			got, err := wiretest.Drain(t, st)
 			if len(got) == 0 {
 				t.Error("no chunk before the error")
 			}
-			if pe := wantStreamError(t, err); pe.Type != "UNAVAILABLE" {
+			if pe := wiretest.WantStreamError(t, err, dialect); pe.Type != "UNAVAILABLE" {
 				t.Errorf("Type = %q", pe.Type)
 			}
 		})
@@ -329,15 +315,15 @@ func TestClient_KeyNeverInURLOrErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := drain(t, st); err == nil || strings.Contains(err.Error(), testKey) {
+	if _, err := wiretest.Drain(t, st); err == nil || strings.Contains(err.Error(), testKey) {
 		t.Errorf("stream error %v", err)
-	} else if pe := wantStreamError(t, err); bytes.Contains(pe.Body, []byte(testKey)) {
+	} else if pe := wiretest.WantStreamError(t, err, dialect); bytes.Contains(pe.Body, []byte(testKey)) {
 		t.Errorf("key in the frame's body %s", pe.Body)
 	}
 }
 
 func TestClient_ShortKeysAreNotRedacted(t *testing.T) {
-	if err := redact(errors.New("the key k is fine"), "k"); err.Error() != "the key k is fine" {
+	if err := exchange.Redact(errors.New("the key k is fine"), "k"); err.Error() != "the key k is fine" {
 		t.Errorf("redact = %v", err)
 	}
 }
@@ -371,17 +357,9 @@ func TestClient_ErrorStatusIsProviderError(t *testing.T) {
 // and then hangs until the client goes away or the test ends.
 func hangingServer(t *testing.T, before func(w http.ResponseWriter)) *Client {
 	t.Helper()
-	release := make(chan struct{})
-	c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if before != nil {
-			before(w)
-		}
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	})
-	t.Cleanup(func() { close(release) }) // runs before the server's Close
+	h, release := wiretest.Hanging(before)
+	c := newServer(t, h)
+	t.Cleanup(release) // runs before the server's Close
 	return c
 }
 
@@ -400,7 +378,7 @@ func TestClient_ContextCancelAbortsHangingRequest(t *testing.T) {
 }
 
 func TestClient_ContextCancelAbortsStreamRead(t *testing.T) {
-	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, fixture(t, "text_then_call.sse"), 1) })
+	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, wiretest.Fixture(t, "text_then_call.sse"), 1) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, err := c.Stream(ctx, testReq)
@@ -419,7 +397,7 @@ func TestClient_ContextCancelAbortsStreamRead(t *testing.T) {
 }
 
 func TestClient_CloseFromAnotherGoroutineAbortsStreamRead(t *testing.T) {
-	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, fixture(t, "text_then_call.sse"), 1) })
+	c := hangingServer(t, func(w http.ResponseWriter) { streamEvents(w, wiretest.Fixture(t, "text_then_call.sse"), 1) })
 	st, err := c.Stream(context.Background(), testReq)
 	if err != nil {
 		t.Fatal(err)

@@ -1,27 +1,25 @@
 package gemini
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // Body size limits.
 const (
 	// MaxResponseBody is the most of a successful response body that is
 	// read: 32 MiB. A larger body is an error.
-	MaxResponseBody = 32 << 20
+	MaxResponseBody = exchange.MaxResponseBody
 	// MaxErrorBody is the most of an error body that is kept: 64 KiB.
-	MaxErrorBody = 64 << 10
+	MaxErrorBody = exchange.MaxErrorBody
 )
 
 // ErrMalformed is wrapped by the error for a 2xx body or stream chunk that
@@ -136,12 +134,12 @@ func (r *generateResponse) blocked() (code, msg string, ok bool) {
 // all.
 func (r *generateResponse) failure(header http.Header, body []byte, phase llm.Phase) *llm.ProviderError {
 	pe := &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Header: header,
-		Body: keepBody(body), Phase: phase}
+		Body: exchange.KeepBody(body), Phase: phase}
 	if present(r.Error) {
 		if st, ok := findStatus(body, 0); ok {
 			fillStatus(pe, st, 0)
 		} else {
-			pe.Message = "error in the answer: " + cutText(string(bytes.TrimSpace(r.Error)))
+			pe.Message = "error in the answer: " + exchange.CutText(string(bytes.TrimSpace(r.Error)))
 		}
 		return pe
 	}
@@ -247,19 +245,17 @@ func present(raw json.RawMessage) bool {
 // captured stream reads like the answer it carried; its errors are the
 // stream's.
 func DecodeResponse(resp *http.Response) (*llm.Response, error) {
-	defer resp.Body.Close()
-	if !is2xx(resp.StatusCode) {
-		return nil, statusError(resp)
-	}
-	br := bufio.NewReader(resp.Body)
-	if isEventStream(resp.Header, br) {
-		return assemble(newStream(io.NopCloser(br), resp.Header))
-	}
-	body, err := readCapped(br, MaxResponseBody)
-	if err != nil {
-		return nil, err
-	}
-	return decodeBody(resp.Header, body)
+	return decoder.DecodeResponse(resp, "")
+}
+
+// decoder is what DecodeResponse, DecodeStream and the Client share with
+// the other dialects. A stream is assembled by llm.Assemble: Gemini sends
+// each call whole, in one delta with its own Index.
+var decoder = &exchange.Decoder[*stream]{
+	Name:        dialect,
+	StatusError: statusError,
+	DecodeJSON:  decodeBody,
+	NewStream:   newStream,
 }
 
 // decodeBody decodes a 2xx JSON body.
@@ -303,105 +299,20 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	return out, nil
 }
 
-// assemble drains a stream into one response.
-func assemble(s *stream) (*llm.Response, error) {
-	defer s.Close()
-	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
-	var text strings.Builder
-	for {
-		c, err := s.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if out.ID == "" {
-			out.ID = c.ID
-		}
-		if out.Model == "" {
-			out.Model = c.Model
-		}
-		text.WriteString(c.Content)
-		for _, d := range c.ToolCalls {
-			// Gemini sends each call whole, in one delta.
-			out.Message.ToolCalls = append(out.Message.ToolCalls,
-				llm.ToolCall{ID: d.ID, Name: d.Name, Arguments: d.Arguments})
-		}
-		if c.FinishReason != "" {
-			out.FinishReason = c.FinishReason
-		}
-		if c.Usage != nil {
-			out.Usage = *c.Usage
-		}
-	}
-	out.Message.Content = text.String()
-	return out, nil
-}
-
 // malformed is the error for a body or chunk that does not decode.
 func malformed(header http.Header, body []byte, phase llm.Phase, what string, err error) error {
 	return fmt.Errorf("%w: %w", ErrMalformed, &llm.ProviderError{
-		Dialect: dialect, Status: http.StatusOK, Header: header, Body: keepBody(body), Phase: phase,
+		Dialect: dialect, Status: http.StatusOK, Header: header, Body: exchange.KeepBody(body), Phase: phase,
 		Message: "malformed " + what + ": " + err.Error(),
 	})
 }
 
-// statusError reads at most MaxErrorBody of a non-2xx response and hands
-// it to ParseError. A body cut by a read error is parsed as far as it came.
-func statusError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
-	pe := ParseError(resp.StatusCode, resp.Header, body)
+// statusError is the error of a non-2xx response: ParseError's, with the
+// status text as Message when the body says nothing.
+func statusError(status int, header http.Header, body []byte) error {
+	pe := ParseError(status, header, body)
 	if pe.Message == "" && pe.Code == "" && pe.Type == "" {
-		pe.Message = strings.ToLower(http.StatusText(resp.StatusCode))
+		pe.Message = strings.ToLower(http.StatusText(status))
 	}
 	return pe
-}
-
-func is2xx(status int) bool { return status >= 200 && status < 300 }
-
-// capBody returns b cut to MaxErrorBody.
-func capBody(b []byte) []byte {
-	if len(b) > MaxErrorBody {
-		return b[:MaxErrorBody:MaxErrorBody]
-	}
-	return b
-}
-
-// readCapped reads all of r, failing past max bytes.
-func readCapped(r io.Reader, max int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("gemini: reading response body: %w", err)
-	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("gemini: response body exceeds %d bytes", max)
-	}
-	return body, nil
-}
-
-// isEventStream reports whether a 2xx body is an event stream: its
-// Content-Type says so, or it has no JSON Content-Type and its first bytes
-// look like an SSE field or comment.
-func isEventStream(header http.Header, br *bufio.Reader) bool {
-	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
-	switch {
-	case mt == "text/event-stream":
-		return true
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return false
-	}
-	// Look only at what has arrived: waiting for more could stall on a
-	// slow stream whose first event is short.
-	if _, err := br.Peek(1); err != nil {
-		return false
-	}
-	head, _ := br.Peek(min(br.Buffered(), 64))
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
-	for _, p := range []string{"data:", "event:", "id:", "retry:", ":"} {
-		if bytes.HasPrefix(head, []byte(p)) {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // textAnswer is a :generateContent answer, verbatim: maruel/genai
@@ -267,7 +268,7 @@ func TestDecodeResponse_Failures(t *testing.T) {
 // TestDecodeResponse_CapturedStream: a captured stream reads as the answer
 // it carried, and like the same answer sent whole.
 func TestDecodeResponse_CapturedStream(t *testing.T) {
-	got, err := DecodeResponse(sseResponse(bytes.NewReader(fixture(t, "parallel_calls.sse"))))
+	got, err := DecodeResponse(sseResponse(bytes.NewReader(wiretest.Fixture(t, "parallel_calls.sse"))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,14 +283,14 @@ func TestDecodeResponse_CapturedStream(t *testing.T) {
 	}
 
 	// No Content-Type: sniffed.
-	resp := sseResponse(bytes.NewReader(fixture(t, "thinking_text.sse")))
+	resp := sseResponse(bytes.NewReader(wiretest.Fixture(t, "thinking_text.sse")))
 	resp.Header.Del("Content-Type")
 	got, err = DecodeResponse(resp)
 	if err != nil || got.Message.Content != "Hello." || got.Usage != (llm.Usage{InputTokens: 9, OutputTokens: 29}) {
 		t.Fatalf("DecodeResponse = %+v, %v", got, err)
 	}
 
-	_, err = DecodeResponse(sseResponse(bytes.NewReader(fixture(t, "cut_before_finish.sse"))))
+	_, err = DecodeResponse(sseResponse(bytes.NewReader(wiretest.Fixture(t, "cut_before_finish.sse"))))
 	if !errors.Is(err, llm.ErrStreamTruncated) {
 		t.Fatalf("cut stream: err = %v, want ErrStreamTruncated", err)
 	}

@@ -1,20 +1,13 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -117,27 +110,7 @@ func TestEncodeRequest_Golden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, got, "", "  "); err != nil {
-				t.Fatalf("output is not JSON: %v\n%s", err, got)
-			}
-			pretty.WriteByte('\n')
-			path := filepath.Join("testdata", "encode", tt.name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", path, diff)
-			}
+			wiretest.Golden(t, tt.name, got)
 		})
 	}
 }

@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // dialect names this adapter in every llm.ProviderError it makes.
 const dialect = "gemini"
-
-// errMaxText caps the Message taken from a body that is not JSON, in runes.
-const errMaxText = 300
 
 // rpcStatus is google.rpc.Status, the body of every Gemini API error
 // (go-genai api_client.go APIError{Code, Message, Status, Details}).
@@ -71,7 +68,7 @@ func ParseError(status int, header http.Header, body []byte) *llm.ProviderError 
 		Dialect: dialect,
 		Status:  status,
 		Header:  header,
-		Body:    keepBody(body),
+		Body:    exchange.KeepBody(body),
 		Phase:   llm.PhaseResponse,
 	}
 	d := jsonPayload(body)
@@ -106,7 +103,7 @@ func ParseStreamError(data []byte) (e *llm.ProviderError, ok bool) {
 	e = &llm.ProviderError{
 		Dialect: dialect,
 		Status:  http.StatusOK,
-		Body:    keepBody(d),
+		Body:    exchange.KeepBody(d),
 		Phase:   llm.PhaseStream,
 	}
 	fillStatus(e, st, 0)
@@ -270,64 +267,16 @@ func jsonPayload(body []byte) []byte {
 	return bytes.TrimSpace(bytes.Join(out, []byte("\n")))
 }
 
-// keepBody returns a copy of body cut to MaxErrorBody; nil when empty.
-func keepBody(body []byte) []byte {
-	if len(body) == 0 {
-		return nil
-	}
-	return bytes.Clone(capBody(body))
-}
-
 // plainText is the message of a body that is not JSON: an HTML page's
-// title, else its first non-empty line of text, cut to errMaxText runes.
+// title, else its first non-empty line of text (tags become line breaks),
+// cut to exchange.MaxErrorText runes.
 func plainText(body []byte) string {
 	s := strings.TrimSpace(string(body))
 	if strings.HasPrefix(s, "<") {
-		low := strings.ToLower(s)
-		if i := strings.Index(low, "<title"); i >= 0 {
-			if j := strings.IndexByte(low[i:], '>'); j >= 0 {
-				rest := s[i+j+1:]
-				if k := strings.Index(strings.ToLower(rest), "</title"); k >= 0 {
-					if t := strings.Join(strings.Fields(rest[:k]), " "); t != "" {
-						return cutText(t)
-					}
-				}
-			}
+		if t := strings.Join(strings.Fields(exchange.Element(s, "title")), " "); t != "" {
+			return exchange.CutText(t)
 		}
-		s = stripTags(s)
+		s = exchange.StripTags(s, '\n')
 	}
-	for line := range strings.Lines(s) {
-		if t := strings.TrimSpace(line); t != "" {
-			return cutText(t)
-		}
-	}
-	return ""
-}
-
-// stripTags removes everything between '<' and '>'.
-func stripTags(s string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			in = true
-		case r == '>' && in:
-			in = false
-			b.WriteByte('\n')
-		case !in:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// cutText makes s valid UTF-8 and cuts it to errMaxText runes, ending in
-// "…" when cut.
-func cutText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= errMaxText {
-		return s
-	}
-	return string([]rune(s)[:errMaxText-1]) + "…"
+	return exchange.FirstLine(s)
 }

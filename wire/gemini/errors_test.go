@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // perDay429 is a 429 whose QuotaFailure names a per-minute and a per-day
@@ -103,8 +104,8 @@ func TestParseError_KeepsAtMost64KiB(t *testing.T) {
 	if len(e.Body) != MaxErrorBody || e.Type != "INTERNAL" {
 		t.Errorf("Body %d bytes, Type %q", len(e.Body), e.Type)
 	}
-	if e := ParseError(500, nil, []byte(strings.Repeat("é", 400))); len([]rune(e.Message)) != errMaxText {
-		t.Errorf("Message of %d runes, want %d", len([]rune(e.Message)), errMaxText)
+	if e := ParseError(500, nil, []byte(strings.Repeat("é", 400))); len([]rune(e.Message)) != exchange.MaxErrorText {
+		t.Errorf("Message of %d runes, want %d", len([]rune(e.Message)), exchange.MaxErrorText)
 	}
 }
 

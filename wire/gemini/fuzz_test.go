@@ -13,24 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// streamSeeds are the fixtures, whole and cut in half.
-func streamSeeds(f *testing.F) [][]byte {
-	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	var out [][]byte
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, b, b[:len(b)/2])
-	}
-	return out
-}
 
 // FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
 // never panic, every call must give a chunk, io.EOF or an error, an ending
@@ -38,7 +22,7 @@ func streamSeeds(f *testing.F) [][]byte {
 // end must follow a finish reason. DecodeResponse must likewise return a
 // response or an error.
 func FuzzDecodeStream(f *testing.F) {
-	for _, b := range streamSeeds(f) {
+	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(b)
 	}
 	for _, s := range []string{
@@ -126,7 +110,7 @@ func FuzzParseError(f *testing.F) {
 			}
 		}
 	}
-	for _, b := range streamSeeds(f) {
+	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(200, b)
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {

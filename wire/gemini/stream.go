@@ -1,23 +1,21 @@
 package gemini
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/sse"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
-// ErrStreamClosed is returned by Next after Close, unless the stream had
-// already ended.
-var ErrStreamClosed = errors.New("gemini: stream closed")
+// ErrStreamClosed is wrapped by the error Next returns after Close, unless
+// the stream had already ended. It is exchange.ErrStreamClosed, the same
+// error for every dialect.
+var ErrStreamClosed = exchange.ErrStreamClosed
 
 // DecodeStream reads a :streamGenerateContent?alt=sse response.
 //
@@ -63,63 +61,30 @@ var ErrStreamClosed = errors.New("gemini: stream closed")
 // another goroutine to abort a blocked Next; Next is not safe for
 // concurrent use. Cancelling the request's context aborts a blocked Next.
 func DecodeStream(resp *http.Response) (llm.Stream, error) {
-	if !is2xx(resp.StatusCode) {
-		defer resp.Body.Close()
-		return nil, statusError(resp)
-	}
-	br := bufio.NewReader(resp.Body)
-	if !isEventStream(resp.Header, br) {
-		defer resp.Body.Close()
-		body, err := readCapped(br, MaxResponseBody)
-		if err != nil {
-			return nil, err
-		}
-		r, err := decodeBody(resp.Header, body)
-		if err != nil {
-			return nil, err
-		}
-		return &onceStream{chunk: responseChunk(r)}, nil
-	}
-	return newStream(readCloser{br, resp.Body}, resp.Header), nil
+	return decoder.DecodeStream(resp, "")
 }
 
-// stream is the llm.Stream over an SSE body.
+// stream decodes the chunks of an SSE body; the embedded *exchange.Stream
+// makes it an llm.Stream.
 type stream struct {
-	body      io.Closer
+	*exchange.Stream
 	r         *sse.Reader
 	header    http.Header
-	err       error // sticky: io.EOF after the end, or the error that ended it
-	started   bool  // the first chunk (with Role) was returned
+	started   bool // the first chunk (with Role) was returned
 	sawFinish bool
 	calls     int        // function calls returned so far
 	usage     *llm.Usage // the latest usageMetadata
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
-	// key, when set, is redacted from every error Next returns.
-	key string
 }
 
-func newStream(body io.ReadCloser, header http.Header) *stream {
-	return &stream{body: body, r: sse.NewReader(&jsonLines{r: body, lineStart: true}), header: header}
+// newStream returns the stream of body; key, when set, is redacted from
+// its errors.
+func newStream(body io.ReadCloser, header http.Header, key string) *stream {
+	s := &stream{r: sse.NewReader(&jsonLines{r: body, lineStart: true}), header: header}
+	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	return s
 }
 
-// Next returns the next chunk; see DecodeStream.
-func (s *stream) Next() (llm.Chunk, error) {
-	if s.err == nil && s.closed.Load() {
-		s.err = ErrStreamClosed
-	}
-	if s.err != nil {
-		return llm.Chunk{}, s.err
-	}
-	c, err := s.next()
-	if err != nil {
-		s.err = redact(err, s.key)
-		return llm.Chunk{}, s.err
-	}
-	return c, nil
-}
-
+// next decodes the next chunk for the embedded Stream; see DecodeStream.
 func (s *stream) next() (llm.Chunk, error) {
 	for {
 		ev, err := s.r.Next()
@@ -144,7 +109,7 @@ func (s *stream) next() (llm.Chunk, error) {
 		}
 		if ev.Event == "error" && !present(r.Error) {
 			return llm.Chunk{}, &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Header: s.header,
-				Body: keepBody(data), Phase: llm.PhaseStream, Message: "error event in stream"}
+				Body: exchange.KeepBody(data), Phase: llm.PhaseStream, Message: "error event in stream"}
 		}
 		if pe := r.failure(s.header, data, llm.PhaseStream); pe != nil {
 			return llm.Chunk{}, pe
@@ -196,30 +161,17 @@ func (s *stream) chunk(r *generateResponse) (llm.Chunk, bool) {
 	return c, true
 }
 
-// endError turns the end of the event stream into io.EOF or the
+// endError turns the end of the event stream into io.EOF (after a finish
+// reason), the malformed error (an event past the size limit) or the
 // truncation error.
 func (s *stream) endError(err error) error {
 	if s.sawFinish {
 		return io.EOF
 	}
-	if s.closed.Load() {
-		return ErrStreamClosed
-	}
-	if errors.Is(err, sse.ErrTooLong) {
+	if errors.Is(err, sse.ErrTooLong) && !s.Closed() {
 		return malformed(s.header, nil, llm.PhaseStream, "stream", err)
 	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("gemini: %w: %w", llm.ErrStreamTruncated, err)
-}
-
-// Close closes the body; later calls do nothing and return the first
-// call's result.
-func (s *stream) Close() error {
-	s.closed.Store(true)
-	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
-	return s.closeErr
+	return s.Truncated(err)
 }
 
 // jsonLines passes an event stream through, turning each line that starts
@@ -264,38 +216,4 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	n := copy(p, j.out[j.pos:])
 	j.pos += n
 	return n, nil
-}
-
-// readCloser reads through a buffered reader and closes the body under it.
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
-// onceStream serves one chunk, then io.EOF.
-type onceStream struct {
-	chunk llm.Chunk
-	done  bool
-}
-
-func (o *onceStream) Next() (llm.Chunk, error) {
-	if o.done {
-		return llm.Chunk{}, io.EOF
-	}
-	o.done = true
-	return o.chunk, nil
-}
-
-func (o *onceStream) Close() error { return nil }
-
-// responseChunk turns a whole response into the one chunk that carries it.
-func responseChunk(r *llm.Response) llm.Chunk {
-	c := llm.Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
-		FinishReason: r.FinishReason}
-	u := r.Usage
-	c.Usage = &u
-	for i, tc := range r.Message.ToolCalls {
-		c.ToolCalls = append(c.ToolCalls, llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
-	}
-	return c
 }

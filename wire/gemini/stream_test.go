@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -14,17 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// fixture reads testdata/streams/name.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // sseResponse is a 200 text/event-stream response with body, as Gemini
 // sends it.
@@ -34,38 +23,6 @@ func sseResponse(body io.Reader) *http.Response {
 		Header:     http.Header{"Content-Type": {"text/event-stream"}},
 		Body:       io.NopCloser(body),
 	}
-}
-
-// drain reads a stream to its end and returns the chunks and the final
-// error (io.EOF for a complete end).
-func drain(t testing.TB, st llm.Stream) ([]llm.Chunk, error) {
-	t.Helper()
-	var out []llm.Chunk
-	for i := 0; i < 100000; i++ {
-		c, err := st.Next()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	t.Fatal("stream never ended")
-	return nil, nil
-}
-
-// wantStreamError checks that err is a ProviderError from inside a stream.
-func wantStreamError(t *testing.T, err error) *llm.ProviderError {
-	t.Helper()
-	var pe *llm.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("err = %v (%T), want *llm.ProviderError", err, err)
-	}
-	if pe.Phase != llm.PhaseStream || pe.Status != http.StatusOK || pe.Dialect != "gemini" {
-		t.Errorf("ProviderError = phase %q status %d dialect %q, want stream 200 gemini", pe.Phase, pe.Status, pe.Dialect)
-	}
-	if len(pe.Body) == 0 {
-		t.Error("ProviderError.Body is empty")
-	}
-	return pe
 }
 
 func usage(in, out int) *llm.Usage { return &llm.Usage{InputTokens: in, OutputTokens: out} }
@@ -136,7 +93,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 				safe(llm.Chunk{Content: " a time"}),
 			},
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if pe.Type != "safety" || pe.Code != "SAFETY" {
 					t.Errorf("Type, Code = %q, %q; want safety, SAFETY", pe.Type, pe.Code)
 				}
@@ -145,7 +102,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 		{
 			file: "prompt_blocked.sse",
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if pe.Type != "safety" || pe.Code != "PROHIBITED_CONTENT" {
 					t.Errorf("Type, Code = %q, %q; want safety, PROHIBITED_CONTENT", pe.Type, pe.Code)
 				}
@@ -155,7 +112,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			file: "error_midstream.sse",
 			want: []llm.Chunk{pro(llm.Chunk{Role: llm.RoleAssistant, Content: "The"}), pro(llm.Chunk{Content: " answer"})},
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if pe.Type != "UNAVAILABLE" || pe.Code != "503" || !strings.Contains(pe.Message, "overloaded") {
 					t.Errorf("ProviderError = %+v", pe)
 				}
@@ -165,7 +122,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			file: "bare_error_midstream.sse",
 			want: []llm.Chunk{pro(llm.Chunk{Role: llm.RoleAssistant, Content: "The"})},
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if pe.Type != "UNAVAILABLE" || pe.Code != "503" {
 					t.Errorf("ProviderError = %+v", pe)
 				}
@@ -187,12 +144,12 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			wrap func(io.Reader) io.Reader
 		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"one byte", iotest.OneByteReader}} {
 			t.Run(tt.file+"/"+rd.name, func(t *testing.T) {
-				st, err := DecodeStream(sseResponse(rd.wrap(bytes.NewReader(fixture(t, tt.file)))))
+				st, err := DecodeStream(sseResponse(rd.wrap(bytes.NewReader(wiretest.Fixture(t, tt.file)))))
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer st.Close()
-				got, err := drain(t, st)
+				got, err := wiretest.Drain(t, st)
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
 				}
@@ -238,7 +195,7 @@ func TestDecodeStream_Ends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := drain(t, st)
+			got, err := wiretest.Drain(t, st)
 			if len(got) != tt.chunks {
 				t.Errorf("%d chunks, want %d: %+v", len(got), tt.chunks, got)
 			}
@@ -291,11 +248,11 @@ func TestDecodeStream_BadChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = drain(t, st)
+			_, err = wiretest.Drain(t, st)
 			if got := errors.Is(err, ErrMalformed); got != tt.malformed {
 				t.Errorf("errors.Is(%v, ErrMalformed) = %v, want %v", err, got, tt.malformed)
 			}
-			wantStreamError(t, err)
+			wiretest.WantStreamError(t, err, dialect)
 		})
 	}
 }
@@ -319,7 +276,7 @@ func TestDecodeStream_NonSSEBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := drain(t, st)
+		got, err := wiretest.Drain(t, st)
 		if err != io.EOF || len(got) != 1 || got[0].Content != "363.89" || got[0].FinishReason != llm.FinishStop {
 			t.Fatalf("chunks %+v, end %v", got, err)
 		}
@@ -327,7 +284,7 @@ func TestDecodeStream_NonSSEBodies(t *testing.T) {
 }
 
 func TestStream_CloseIsIdempotent(t *testing.T) {
-	st, err := DecodeStream(sseResponse(bytes.NewReader(fixture(t, "text_then_call.sse"))))
+	st, err := DecodeStream(sseResponse(bytes.NewReader(wiretest.Fixture(t, "text_then_call.sse"))))
 	if err != nil {
 		t.Fatal(err)
 	}

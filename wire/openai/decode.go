@@ -1,17 +1,14 @@
 package openai
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // dialect names this adapter in every llm.ProviderError it makes.
@@ -21,9 +18,9 @@ const dialect = "openai"
 const (
 	// MaxResponseBody is the most of a successful response body that is
 	// read: 32 MiB. A larger body is an error.
-	MaxResponseBody = 32 << 20
+	MaxResponseBody = exchange.MaxResponseBody
 	// MaxErrorBody is the most of an error body that is kept: 64 KiB.
-	MaxErrorBody = 64 << 10
+	MaxErrorBody = exchange.MaxErrorBody
 )
 
 // ErrMalformed is wrapped by the error for a 2xx body or stream chunk that
@@ -35,7 +32,7 @@ var ErrMalformed = errors.New("openai: malformed response")
 // malformed is the error for a body or chunk that does not decode.
 func malformed(header http.Header, body []byte, phase llm.Phase, what string, err error) error {
 	return fmt.Errorf("%w: %w", ErrMalformed, &llm.ProviderError{
-		Dialect: dialect, Status: http.StatusOK, Header: header, Body: capBody(body), Phase: phase,
+		Dialect: dialect, Status: http.StatusOK, Header: header, Body: exchange.CapBody(body), Phase: phase,
 		Message: "malformed " + what + ": " + err.Error(),
 	})
 }
@@ -181,19 +178,17 @@ func finishReason(s string) llm.FinishReason {
 // A message with no content but a refusal (structured outputs) carries the
 // refusal text as its content.
 func DecodeResponse(resp *http.Response) (*llm.Response, error) {
-	defer resp.Body.Close()
-	if !is2xx(resp.StatusCode) {
-		return nil, statusError(resp)
-	}
-	br := bufio.NewReader(resp.Body)
-	if isEventStream(resp.Header, br) {
-		return assemble(newStream(io.NopCloser(br), resp.Header))
-	}
-	body, err := readCapped(br, MaxResponseBody)
-	if err != nil {
-		return nil, err
-	}
-	return decodeBody(resp.Header, body)
+	return decoder.DecodeResponse(resp, "")
+}
+
+// decoder is what DecodeResponse, DecodeStream and the Client share with
+// the other dialects.
+var decoder = &exchange.Decoder[*stream]{
+	Name:        dialect,
+	StatusError: statusError,
+	DecodeJSON:  decodeBody,
+	NewStream:   newStream,
+	Assemble:    assemble,
 }
 
 // decodeBody decodes a 2xx JSON body.
@@ -203,7 +198,7 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 		return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
 	}
 	if present(cr.Error) {
-		pe := providerError(ParseError(http.StatusOK, header, capBody(body)), header, body, llm.PhaseResponse)
+		pe := providerError(ParseError(http.StatusOK, header, exchange.CapBody(body)), header, body, llm.PhaseResponse)
 		if pe.Message == "" && pe.Code == "" && pe.Type == "" {
 			pe.Message = "response carries an error object"
 		}
@@ -211,7 +206,7 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	}
 	if len(cr.Choices) == 0 {
 		return nil, &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Header: header,
-			Body: capBody(body), Phase: llm.PhaseResponse, Message: "response has no choices"}
+			Body: exchange.CapBody(body), Phase: llm.PhaseResponse, Message: "response has no choices"}
 	}
 	ch := &cr.Choices[0]
 	for i := range cr.Choices {
@@ -227,7 +222,7 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 			pe = ParseError(http.StatusOK, header, wrapped)
 		}
 		pe = providerError(pe, header, body, llm.PhaseResponse)
-		pe.Body = capBody(body)
+		pe.Body = exchange.CapBody(body)
 		if pe.Message == "" {
 			pe.Message = errorMessage(wrapped, `response ended with finish_reason "error"`)
 		}
@@ -270,17 +265,16 @@ func contentFilterError(header http.Header, body []byte) *llm.ProviderError {
 		Code:    "content_filter",
 		Type:    "content_filter",
 		Message: "response blocked by content filter",
-		Body:    capBody(body),
+		Body:    exchange.CapBody(body),
 		Header:  header,
 		Phase:   llm.PhaseResponse,
 	}
 }
 
-// statusError reads at most MaxErrorBody of a non-2xx response and hands it
-// to ParseError. A body cut by a read error is parsed as far as it came.
-func statusError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
-	return providerError(ParseError(resp.StatusCode, resp.Header, body), resp.Header, body, llm.PhaseResponse)
+// statusError is the error of a non-2xx response: ParseError's, made
+// complete by providerError.
+func statusError(status int, header http.Header, body []byte) error {
+	return providerError(ParseError(status, header, body), header, body, llm.PhaseResponse)
 }
 
 // providerError makes sure an error from the parsers is a usable non-nil
@@ -299,7 +293,7 @@ func providerError(pe *llm.ProviderError, header http.Header, body []byte, phase
 		pe.Header = header
 	}
 	if pe.Body == nil {
-		pe.Body = capBody(body)
+		pe.Body = exchange.CapBody(body)
 	}
 	if pe.Phase == "" {
 		pe.Phase = phase
@@ -341,99 +335,13 @@ func orNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func is2xx(status int) bool { return status >= 200 && status < 300 }
-
-// capBody returns b cut to MaxErrorBody.
-func capBody(b []byte) []byte {
-	if len(b) > MaxErrorBody {
-		return b[:MaxErrorBody:MaxErrorBody]
-	}
-	return b
-}
-
-// readCapped reads all of r, failing past max bytes.
-func readCapped(r io.Reader, max int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("openai: reading response body: %w", err)
-	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("openai: response body exceeds %d bytes", max)
-	}
-	return body, nil
-}
-
-// isEventStream reports whether a 2xx body is an event stream: its
-// Content-Type says so, or it has no JSON Content-Type and its first bytes
-// look like an SSE field or comment.
-func isEventStream(header http.Header, br *bufio.Reader) bool {
-	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
-	switch {
-	case mt == "text/event-stream":
-		return true
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return false
-	}
-	// Look only at what has arrived: waiting for more could stall on a
-	// slow stream whose first event is short.
-	if _, err := br.Peek(1); err != nil {
-		return false
-	}
-	head, _ := br.Peek(min(br.Buffered(), 64))
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
-	for _, p := range []string{"data:", "event:", "id:", "retry:", ":"} {
-		if bytes.HasPrefix(head, []byte(p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// assemble drains a stream into one response.
+// assemble drains a stream into one response; a stream that ended with
+// finish_reason "content_filter" is the refusal it stands for.
 func assemble(s *stream) (*llm.Response, error) {
-	defer s.Close()
-	out := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
-	var content strings.Builder
-	byIndex := map[int]int{} // tool call index -> position in ToolCalls
-	for {
-		c, err := s.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if out.ID == "" {
-			out.ID = c.ID
-		}
-		if out.Model == "" {
-			out.Model = c.Model
-		}
-		content.WriteString(c.Content)
-		for _, d := range c.ToolCalls {
-			pos, ok := byIndex[d.Index]
-			if !ok {
-				pos = len(out.Message.ToolCalls)
-				byIndex[d.Index] = pos
-				out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{})
-			}
-			tc := &out.Message.ToolCalls[pos]
-			if d.ID != "" {
-				tc.ID = d.ID
-			}
-			if d.Name != "" {
-				tc.Name = d.Name
-			}
-			tc.Arguments += d.Arguments
-		}
-		if c.FinishReason != "" {
-			out.FinishReason = c.FinishReason
-		}
-		if c.Usage != nil {
-			out.Usage = *c.Usage
-		}
+	out, err := llm.Assemble(s)
+	if err != nil {
+		return nil, err
 	}
-	out.Message.Content = content.String()
 	if out.FinishReason == llm.FinishContentFilter {
 		return nil, contentFilterError(s.header, nil)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // Bodies in the shape OpenAI returns them (field order and null fields as
@@ -234,7 +235,7 @@ func TestDecodeResponse_EventStreamBody(t *testing.T) {
 		{
 			name: "error frame", file: "error_midstream.sse",
 			header:  http.Header{"Content-Type": {"text/event-stream"}},
-			wantErr: func(t *testing.T, err error) { wantStreamError(t, err) },
+			wantErr: func(t *testing.T, err error) { wiretest.WantStreamError(t, err, dialect) },
 		},
 		{
 			name: "truncated", file: "truncated",
@@ -250,10 +251,10 @@ func TestDecodeResponse_EventStreamBody(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var body []byte
 			if tt.file == "truncated" {
-				b := fixture(t, "text_usage.sse")
+				b := wiretest.Fixture(t, "text_usage.sse")
 				body = b[:bytes.Index(b, []byte(`"finish_reason":"stop"`))]
 			} else {
-				body = fixture(t, tt.file)
+				body = wiretest.Fixture(t, tt.file)
 			}
 			got, err := DecodeResponse(&http.Response{StatusCode: 200, Header: tt.header, Body: io.NopCloser(bytes.NewReader(body))})
 			if tt.wantErr != nil {

@@ -6,22 +6,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/sse"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
-// Limits of what an error keeps.
-const (
-	// errMaxBody is the most of an error body kept in ProviderError.Body.
-	errMaxBody = 64 << 10
-	// errMaxText caps the Message taken from a non-JSON body, in runes.
-	errMaxText = 300
-	// errMaxNesting bounds how deep ParseError follows embedded envelopes
-	// (OpenRouter's metadata.raw, a message that is itself JSON, an array).
-	errMaxNesting = 3
-)
+// errMaxNesting bounds how deep ParseError follows embedded envelopes
+// (OpenRouter's metadata.raw, a message that is itself JSON, an array).
+const errMaxNesting = 3
 
 // ParseError reads an error response of an OpenAI-compatible provider into an
 // *llm.ProviderError. It never fails and never panics: whatever the body is,
@@ -64,7 +57,7 @@ func ParseError(status int, header http.Header, body []byte) *llm.ProviderError 
 		Dialect: "openai",
 		Status:  status,
 		Header:  header,
-		Body:    errKeepBody(body),
+		Body:    exchange.KeepBody(body),
 		Phase:   llm.PhaseResponse,
 	}
 	if status >= 200 && status < 300 {
@@ -79,7 +72,7 @@ func ParseError(status int, header http.Header, body []byte) *llm.ProviderError 
 	} else if f, ok := errEnvelope(e.Body, status, 0); ok {
 		e.Type, e.Code, e.Param, e.Message = f.typ, f.code, f.param, f.message
 	} else {
-		e.Message = errText(e.Body)
+		e.Message = exchange.ErrorText(e.Body)
 	}
 	if e.Type == "" {
 		if t := header.Get("X-Amzn-Errortype"); t != "" {
@@ -88,7 +81,7 @@ func ParseError(status int, header http.Header, body []byte) *llm.ProviderError 
 		}
 	}
 	if e.Message == "" {
-		e.Message = errCut(strings.TrimSpace(header.Get("X-Error-Message")), errMaxText)
+		e.Message = exchange.CutText(strings.TrimSpace(header.Get("X-Error-Message")))
 	}
 	return e
 }
@@ -141,7 +134,7 @@ func ParseStreamError(data []byte) (e *llm.ProviderError, ok bool) {
 		Code:    f.code,
 		Param:   f.param,
 		Message: f.message,
-		Body:    errKeepBody(d),
+		Body:    exchange.KeepBody(d),
 		Phase:   llm.PhaseStream,
 	}, true
 }
@@ -257,7 +250,7 @@ func errMetadata(f errFields, meta map[string]json.RawMessage, status, depth int
 	if s := strings.TrimSpace(errString(raw)); s != "" {
 		var ok bool
 		if up, ok = errEnvelope([]byte(s), status, depth+1); !ok {
-			up = errFields{message: errFirstLine(s)}
+			up = errFields{message: exchange.FirstLine(s)}
 		}
 	} else if _, isObj := errObject(raw); isObj {
 		up, _ = errEnvelope(raw, status, depth+1)
@@ -341,95 +334,6 @@ func errRefusal(body []byte) (code, typ, message string) {
 		}
 	}
 	return "", "", ""
-}
-
-// errKeepBody returns a copy of body cut to errMaxBody; nil for an empty body.
-func errKeepBody(body []byte) []byte {
-	if len(body) == 0 {
-		return nil
-	}
-	if len(body) > errMaxBody {
-		body = body[:errMaxBody]
-	}
-	return bytes.Clone(body)
-}
-
-// errText is the message of a body that is not JSON: the title of an
-// HTML page (or its first line of text), else the first non-empty line.
-func errText(body []byte) string {
-	s := string(bytes.TrimSpace(body))
-	if s == "" {
-		return ""
-	}
-	if strings.HasPrefix(s, "<") {
-		low := asciiLower(s)
-		for _, tag := range []string{"title", "h1"} {
-			if i := strings.Index(low, "<"+tag); i >= 0 {
-				if j := strings.IndexByte(low[i:], '>'); j >= 0 {
-					rest := s[i+j+1:]
-					if k := strings.Index(asciiLower(rest), "</"+tag); k >= 0 {
-						if t := strings.Join(strings.Fields(errStripTags(rest[:k])), " "); t != "" {
-							return errCut(t, errMaxText)
-						}
-					}
-				}
-			}
-		}
-		s = errStripTags(s)
-	}
-	return errFirstLine(s)
-}
-
-// asciiLower lowercases ASCII letters only, so every index into the result
-// is an index into s (strings.ToLower may change byte lengths on invalid
-// UTF-8, which once made errText slice out of range).
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
-
-// errFirstLine returns the first non-empty line of s, trimmed and cut.
-func errFirstLine(s string) string {
-	for line := range strings.Lines(s) {
-		if t := strings.TrimSpace(line); t != "" {
-			return errCut(t, errMaxText)
-		}
-	}
-	return ""
-}
-
-// errStripTags removes everything between '<' and '>'.
-func errStripTags(s string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			in = true
-		case r == '>' && in:
-			in = false
-			b.WriteByte(' ')
-		case !in:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// errCut cuts s to at most n runes, ending in "…" when cut; invalid UTF-8
-// is replaced.
-func errCut(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // errObject decodes raw as a JSON object; ok is false for anything else.

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
@@ -17,17 +16,8 @@ import (
 // must repeat on later calls, and no error may pass for io.EOF.
 // DecodeResponse must likewise return a response or an error.
 func FuzzDecodeStream(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(b)
-		f.Add(b[:len(b)/2])
 	}
 	for _, s := range []string{
 		"", "data: [DONE]", "data: {}\n\n", "data: null\n\n", "data: []\n\n", "data: \"x\"\n\n",

@@ -1,23 +1,21 @@
 package openai
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/sse"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
-// ErrStreamClosed is returned by Next after Close, unless the stream had
-// already ended.
-var ErrStreamClosed = errors.New("openai: stream closed")
+// ErrStreamClosed is wrapped by the error Next returns after Close, unless
+// the stream had already ended. It is exchange.ErrStreamClosed, the same
+// error for every dialect.
+var ErrStreamClosed = exchange.ErrStreamClosed
 
 // chatChunk is a chat.completion.chunk object (or an error frame).
 type chatChunk struct {
@@ -88,60 +86,27 @@ type chunkToolCall struct {
 // another goroutine to abort a blocked Next; Next is not safe for
 // concurrent use. Cancelling the request's context aborts a blocked Next.
 func DecodeStream(resp *http.Response) (llm.Stream, error) {
-	if !is2xx(resp.StatusCode) {
-		defer resp.Body.Close()
-		return nil, statusError(resp)
-	}
-	br := bufio.NewReader(resp.Body)
-	if !isEventStream(resp.Header, br) {
-		defer resp.Body.Close()
-		body, err := readCapped(br, MaxResponseBody)
-		if err != nil {
-			return nil, err
-		}
-		r, err := decodeBody(resp.Header, body)
-		if err != nil {
-			return nil, err
-		}
-		return &onceStream{chunk: responseChunk(r)}, nil
-	}
-	return newStream(readCloser{br, resp.Body}, resp.Header), nil
+	return decoder.DecodeStream(resp, "")
 }
 
-// stream is the llm.Stream over an SSE body.
+// stream decodes the chunks of an SSE body; the embedded *exchange.Stream
+// makes it an llm.Stream.
 type stream struct {
-	body      io.Closer
+	*exchange.Stream
 	r         *sse.Reader
 	header    http.Header
-	err       error // sticky: io.EOF after the end, or the error that ended it
 	sawFinish bool
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
-	// key, when set, is redacted from every error Next returns.
-	key string
 }
 
-func newStream(body io.ReadCloser, header http.Header) *stream {
-	return &stream{body: body, r: sse.NewReader(body), header: header}
+// newStream returns the stream of body; key, when set, is redacted from
+// its errors.
+func newStream(body io.ReadCloser, header http.Header, key string) *stream {
+	s := &stream{r: sse.NewReader(body), header: header}
+	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	return s
 }
 
-// Next returns the next chunk; see DecodeStream.
-func (s *stream) Next() (llm.Chunk, error) {
-	if s.err == nil && s.closed.Load() {
-		s.err = ErrStreamClosed
-	}
-	if s.err != nil {
-		return llm.Chunk{}, s.err
-	}
-	c, err := s.next()
-	if err != nil {
-		s.err = redact(err, s.key)
-		return llm.Chunk{}, s.err
-	}
-	return c, nil
-}
-
+// next decodes the next chunk for the embedded Stream; see DecodeStream.
 func (s *stream) next() (llm.Chunk, error) {
 	for {
 		ev, err := s.r.Next()
@@ -216,22 +181,17 @@ func fillDelta(c *llm.Chunk, ch *chunkChoice) {
 	c.FinishReason = finishReason(ch.FinishReason)
 }
 
-// endError turns the end of the event stream into io.EOF or the
+// endError turns the end of the event stream into io.EOF (after a finish
+// reason), the malformed error (an event past the size limit) or the
 // truncation error.
 func (s *stream) endError(err error) error {
 	if s.sawFinish {
 		return io.EOF
 	}
-	if s.closed.Load() {
-		return ErrStreamClosed
-	}
-	if errors.Is(err, sse.ErrTooLong) {
+	if errors.Is(err, sse.ErrTooLong) && !s.Closed() {
 		return malformed(s.header, nil, llm.PhaseStream, "stream", err)
 	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("openai: %w: %w", llm.ErrStreamTruncated, err)
+	return s.Truncated(err)
 }
 
 // frameError reads an error frame.
@@ -245,46 +205,4 @@ func (s *stream) frameError(data []byte, fallback string) error {
 		pe.Message = errorMessage(data, fallback)
 	}
 	return pe
-}
-
-// Close closes the body; later calls do nothing and return the first
-// call's result.
-func (s *stream) Close() error {
-	s.closed.Store(true)
-	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
-	return s.closeErr
-}
-
-// readCloser reads through a buffered reader and closes the body under it.
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
-// onceStream serves one chunk, then io.EOF.
-type onceStream struct {
-	chunk llm.Chunk
-	done  bool
-}
-
-func (o *onceStream) Next() (llm.Chunk, error) {
-	if o.done {
-		return llm.Chunk{}, io.EOF
-	}
-	o.done = true
-	return o.chunk, nil
-}
-
-func (o *onceStream) Close() error { return nil }
-
-// responseChunk turns a whole response into the one chunk that carries it.
-func responseChunk(r *llm.Response) llm.Chunk {
-	c := llm.Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
-		FinishReason: r.FinishReason}
-	u := r.Usage
-	c.Usage = &u
-	for i, tc := range r.Message.ToolCalls {
-		c.ToolCalls = append(c.ToolCalls, llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
-	}
-	return c
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -15,17 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// fixture reads testdata/streams/name.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // sseResponse is a 200 text/event-stream response with body.
 func sseResponse(body io.Reader) *http.Response {
@@ -34,22 +23,6 @@ func sseResponse(body io.Reader) *http.Response {
 		Header:     http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
 		Body:       io.NopCloser(body),
 	}
-}
-
-// drain reads a stream to its end and returns the chunks and the final
-// error (io.EOF for a complete end).
-func drain(t testing.TB, st llm.Stream) ([]llm.Chunk, error) {
-	t.Helper()
-	var out []llm.Chunk
-	for i := 0; i < 100000; i++ {
-		c, err := st.Next()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	t.Fatal("stream never ended")
-	return nil, nil
 }
 
 const (
@@ -125,7 +98,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 				{ID: textID, Model: textGPT, Content: " question"},
 			},
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if !strings.Contains(pe.Message, "The server had an error") {
 					t.Errorf("Message = %q", pe.Message)
 				}
@@ -136,7 +109,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			want: []llm.Chunk{{ID: "gen-1747128493-Hy1Zk5eBuTbtQsWm4qFj", Model: "deepseek/deepseek-chat-v3-0324:free",
 				Role: llm.RoleAssistant, Content: "Sure"}},
 			wantErr: func(t *testing.T, err error) {
-				pe := wantStreamError(t, err)
+				pe := wiretest.WantStreamError(t, err, dialect)
 				if !strings.Contains(pe.Message, "Provider returned error") {
 					t.Errorf("Message = %q", pe.Message)
 				}
@@ -149,12 +122,12 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			wrap func(io.Reader) io.Reader
 		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"one byte", iotest.OneByteReader}} {
 			t.Run(tt.file+"/"+rd.name, func(t *testing.T) {
-				st, err := DecodeStream(sseResponse(rd.wrap(bytes.NewReader(fixture(t, tt.file)))))
+				st, err := DecodeStream(sseResponse(rd.wrap(bytes.NewReader(wiretest.Fixture(t, tt.file)))))
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer st.Close()
-				got, err := drain(t, st)
+				got, err := wiretest.Drain(t, st)
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
 				}
@@ -171,22 +144,6 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 			})
 		}
 	}
-}
-
-// wantStreamError checks that err is a ProviderError from inside a stream.
-func wantStreamError(t *testing.T, err error) *llm.ProviderError {
-	t.Helper()
-	var pe *llm.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("err = %v (%T), want *llm.ProviderError", err, err)
-	}
-	if pe.Phase != llm.PhaseStream || pe.Status != http.StatusOK || pe.Dialect != "openai" {
-		t.Errorf("ProviderError = phase %q status %d dialect %q, want stream 200 openai", pe.Phase, pe.Status, pe.Dialect)
-	}
-	if len(pe.Body) == 0 {
-		t.Error("ProviderError.Body is empty")
-	}
-	return pe
 }
 
 func TestDecodeStream_Ends(t *testing.T) {
@@ -214,7 +171,7 @@ func TestDecodeStream_Ends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = drain(t, st)
+			_, err = wiretest.Drain(t, st)
 			if !tt.truncated {
 				if err != io.EOF {
 					t.Fatalf("end = %v, want io.EOF", err)
@@ -247,8 +204,8 @@ func TestDecodeStream_ErrorFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = drain(t, st)
-			pe := wantStreamError(t, err)
+			_, err = wiretest.Drain(t, st)
+			pe := wiretest.WantStreamError(t, err, dialect)
 			if !strings.Contains(pe.Message, tt.msg) {
 				t.Errorf("Message = %q, want it to contain %q", pe.Message, tt.msg)
 			}
@@ -259,7 +216,7 @@ func TestDecodeStream_ErrorFrames(t *testing.T) {
 func TestDecodeStream_ErrorNullIsNotAnError(t *testing.T) {
 	body := `data: {"id":"c","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}],"error":null}` + "\n\ndata: [DONE]\n\n"
 	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF || len(got) != 1 || got[0].Content != "ok" {
 		t.Fatalf("got %+v, %v; want one chunk \"ok\" then io.EOF", got, err)
 	}
@@ -268,7 +225,7 @@ func TestDecodeStream_ErrorNullIsNotAnError(t *testing.T) {
 func TestDecodeStream_MalformedChunk(t *testing.T) {
 	body := "data: {\"id\":\"c\",\"choices\":[]}\n\ndata: {\"id\": nope}\n\ndata: [DONE]\n\n"
 	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if len(got) != 1 || !errors.Is(err, ErrMalformed) {
 		t.Fatalf("got %d chunks, %v; want 1 then ErrMalformed", len(got), err)
 	}
@@ -292,7 +249,7 @@ func TestDecodeStream_NonStandardShapes(t *testing.T) {
 		"",
 	}, "\n\n")
 	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF {
 		t.Fatalf("end = %v, want io.EOF (finish seen)", err)
 	}
@@ -314,7 +271,7 @@ func TestDecodeStream_JSONBodyServedAsOneChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := drain(t, st)
+	got, err := wiretest.Drain(t, st)
 	if err != io.EOF || len(got) != 1 {
 		t.Fatalf("got %d chunks, %v; want 1 then io.EOF", len(got), err)
 	}
@@ -341,7 +298,7 @@ type closeCounter struct {
 func (c *closeCounter) Close() error { c.closes++; return nil }
 
 func TestStream_CloseIsIdempotentAndStopsNext(t *testing.T) {
-	body := &closeCounter{Reader: bytes.NewReader(fixture(t, "text_usage.sse"))}
+	body := &closeCounter{Reader: bytes.NewReader(wiretest.Fixture(t, "text_usage.sse"))}
 	resp := sseResponse(nil)
 	resp.Body = body
 	st, err := DecodeStream(resp)

@@ -1,0 +1,107 @@
+package exchange
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// Decoder reads the responses of one dialect: it is what the adapters'
+// DecodeResponse and DecodeStream have in common, and it calls the
+// dialect's own functions for the rest. S is the dialect's stream type.
+//
+// Every field but Assemble must be set. A Decoder is safe for concurrent
+// use once its fields are set.
+type Decoder[S llm.Stream] struct {
+	// Name prefixes the errors of reading a body ("openai: response body
+	// exceeds ...").
+	Name string
+	// StatusError is the error of a non-2xx response, given its status,
+	// header and at most MaxErrorBody of its body (as far as it came, when
+	// reading it failed).
+	StatusError func(status int, header http.Header, body []byte) error
+	// DecodeJSON decodes a 2xx body that is not an event stream (at most
+	// MaxResponseBody of it) into a response, or the error it stands for.
+	DecodeJSON func(header http.Header, body []byte) (*llm.Response, error)
+	// NewStream returns the stream of a 2xx event-stream body. The stream
+	// owns body (its Close closes it) and redacts key, when set, from its
+	// errors.
+	NewStream func(body io.ReadCloser, header http.Header, key string) S
+	// Assemble drains a stream made by NewStream into one response and
+	// closes it. Nil means llm.Assemble.
+	Assemble func(s S) (*llm.Response, error)
+}
+
+// DecodeResponse reads a response that should hold one answer, and always
+// closes its body. A non-2xx status returns StatusError's error. A 2xx
+// body that is an event stream (Content-Type text/event-stream, or no JSON
+// Content-Type and a start like an SSE field) is read through NewStream
+// and Assemble, so a captured stream reads as the answer it carried;
+// another 2xx body is read up to MaxResponseBody (past it, an error) and
+// handed to DecodeJSON. Every error has key redacted (see Redact).
+func (d *Decoder[S]) DecodeResponse(resp *http.Response, key string) (*llm.Response, error) {
+	r, err := d.decodeResponse(resp)
+	if err != nil {
+		return nil, Redact(err, key)
+	}
+	return r, nil
+}
+
+func (d *Decoder[S]) decodeResponse(resp *http.Response) (*llm.Response, error) {
+	defer resp.Body.Close()
+	if !is2xx(resp.StatusCode) {
+		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
+	}
+	br := bufio.NewReader(resp.Body)
+	if isEventStream(resp.Header, br) {
+		s := d.NewStream(io.NopCloser(br), resp.Header, "")
+		if d.Assemble == nil {
+			return llm.Assemble(s)
+		}
+		return d.Assemble(s)
+	}
+	body, err := readCapped(br, MaxResponseBody, d.Name)
+	if err != nil {
+		return nil, err
+	}
+	return d.DecodeJSON(resp.Header, body)
+}
+
+// DecodeStream reads a response that should be a stream. A non-2xx status
+// reads at most MaxErrorBody of the body, closes it and returns
+// StatusError's error. A 2xx body that is not an event stream (a server
+// that ignored the request to stream) is read as DecodeResponse does and
+// served as a one-chunk stream (llm.ResponseStream), or returned as its
+// error. Otherwise the stream NewStream makes owns the body, and redacts
+// key from its errors; the caller must Close it. Every error has key
+// redacted.
+func (d *Decoder[S]) DecodeStream(resp *http.Response, key string) (llm.Stream, error) {
+	s, err := d.decodeStream(resp, key)
+	if err != nil {
+		return nil, Redact(err, key)
+	}
+	return s, nil
+}
+
+func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, error) {
+	if !is2xx(resp.StatusCode) {
+		defer resp.Body.Close()
+		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
+	}
+	br := bufio.NewReader(resp.Body)
+	if !isEventStream(resp.Header, br) {
+		defer resp.Body.Close()
+		body, err := readCapped(br, MaxResponseBody, d.Name)
+		if err != nil {
+			return nil, err
+		}
+		r, err := d.DecodeJSON(resp.Header, body)
+		if err != nil {
+			return nil, err
+		}
+		return llm.ResponseStream(r), nil
+	}
+	return d.NewStream(readCloser{br, resp.Body}, resp.Header, key), nil
+}

@@ -1,0 +1,83 @@
+package exchange
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Post is the one HTTP exchange of an adapter's call: a POST of a JSON
+// body. Do never retries, and the default client does not follow
+// redirects (a 3xx comes back as the response).
+type Post struct {
+	// URL is the endpoint.
+	URL string
+	// Body is the JSON request body.
+	Body []byte
+	// Stream asks for an event stream: Accept is text/event-stream rather
+	// than application/json.
+	Stream bool
+	// Header holds the dialect's own headers (its key, its version), set
+	// over the defaults: Content-Type application/json, Accept, and
+	// User-Agent detour.
+	Header http.Header
+	// Override holds the caller's extra headers, set last: each replaces
+	// the header of the same name, Header's included.
+	Override http.Header
+	// Key is the API key, redacted (see Redact) from every error Do
+	// returns.
+	Key string
+	// Client sends the request. Nil means a default shared by the
+	// adapters: a large idle pool (256 idle connections per host, 1024 in
+	// all), no overall timeout (the context bounds each call) and no
+	// redirects.
+	Client *http.Client
+}
+
+// defaultClient is Post's default *http.Client, built once, on first use.
+var defaultClient = sync.OnceValue(func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+})
+
+// Do sends the request and returns the response, whatever its status; the
+// caller owns its body. ctx bounds the whole exchange, the reading of the
+// body included. An error has p.Key redacted.
+func (p Post) Do(ctx context.Context) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(p.Body))
+	if err != nil {
+		return nil, Redact(err, p.Key)
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	if p.Stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	h.Set("User-Agent", "detour")
+	for _, from := range []http.Header{p.Header, p.Override} {
+		for k, v := range from {
+			h[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+		}
+	}
+	hc := p.Client
+	if hc == nil {
+		hc = defaultClient()
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, Redact(err, p.Key)
+	}
+	return resp, nil
+}

@@ -1,0 +1,102 @@
+package exchange
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+const testKey = "sk-exchange-secret-key"
+
+func TestPost_SendsOneRequestWithDefaultDialectAndCallerHeaders(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			body, _ := io.ReadAll(r.Body)
+			accept := "application/json"
+			if stream {
+				accept = "text/event-stream"
+			}
+			for _, c := range []struct{ name, got, want string }{
+				{"method", r.Method, http.MethodPost},
+				{"path", r.URL.Path, "/v1/x"},
+				{"body", string(body), `{"a":1}`},
+				{"Content-Type", r.Header.Get("Content-Type"), "application/json"},
+				{"Accept", r.Header.Get("Accept"), accept},
+				{"User-Agent", r.Header.Get("User-Agent"), "detour"},
+				{"X-Api-Key", r.Header.Get("X-Api-Key"), testKey},
+				{"X-Version (overridden)", strings.Join(r.Header.Values("X-Version"), ","), "2,3"},
+				{"X-Title (caller's)", r.Header.Get("X-Title"), "t"},
+			} {
+				if c.got != c.want {
+					t.Errorf("stream=%v: %s = %q, want %q", stream, c.name, c.got, c.want)
+				}
+			}
+		}))
+		t.Cleanup(srv.Close)
+		resp, err := Post{URL: srv.URL + "/v1/x", Body: []byte(`{"a":1}`), Stream: stream,
+			Header:   http.Header{"X-Api-Key": {testKey}, "X-Version": {"1"}},
+			Override: http.Header{"x-version": {"2", "3"}, "X-Title": {"t"}},
+			Key:      testKey, Client: srv.Client()}.Do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := calls.Load(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	}
+}
+
+func TestPost_DefaultClientReturnsRedirects(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	resp, err := Post{URL: srv.URL}.Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || calls.Load() != 1 {
+		t.Errorf("status %d after %d requests, want 307 after 1", resp.StatusCode, calls.Load())
+	}
+}
+
+func TestPost_KeyNeverInErrors(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	closed := srv.URL
+	srv.Close() // nothing listens there now: the dial fails
+	for name, u := range map[string]string{
+		"dial error":  closed + "/v1?key=" + testKey,
+		"invalid URL": "http://[::1" + testKey,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Post{URL: u, Key: testKey}.Do(context.Background())
+			if err == nil || strings.Contains(err.Error(), testKey) {
+				t.Fatalf("err = %v, want an error without the key", err)
+			}
+			var ue *url.Error
+			if errors.As(err, &ue) && strings.Contains(ue.URL, testKey) {
+				t.Errorf("key in url.Error.URL %q", ue.URL)
+			}
+		})
+	}
+}
+
+func TestPost_ContextBoundsTheExchange(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (Post{URL: "http://127.0.0.1:9/"}).Do(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}

@@ -1,0 +1,94 @@
+package exchange
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// ErrStreamClosed is wrapped by the error a Stream's Next returns after
+// Close, unless the stream had already ended. Each adapter's
+// ErrStreamClosed is this same error.
+var ErrStreamClosed = errors.New("stream closed")
+
+// Stream is the lifecycle of a stream over a response body, the part of
+// an adapter's llm.Stream that knows no dialect: a sticky end, the key
+// kept out of errors, and a Close that is idempotent and may come from
+// another goroutine. An adapter's stream type embeds a *Stream made by
+// NewStream and hands it the function that decodes the next chunk.
+//
+// Next is not safe for concurrent use; Close is safe to call at any time,
+// from any goroutine, and aborts a Next blocked reading the body.
+type Stream struct {
+	name   string
+	body   io.Closer
+	key    string
+	decode func() (llm.Chunk, error)
+	err    error // sticky: io.EOF after the end, or the error that ended it
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error // the body's Close result; written once, under closeOnce
+}
+
+// NewStream returns the Stream of body, whose chunks decode reads. name
+// prefixes its errors ("openai: stream closed"); key, when set, is
+// redacted from every error Next returns. decode returns the next chunk,
+// io.EOF at the stream's complete end, or the error that ended it; it is
+// not called again once it returned an error.
+func NewStream(name string, body io.Closer, key string, decode func() (llm.Chunk, error)) *Stream {
+	return &Stream{name: name, body: body, key: key, decode: decode}
+}
+
+// Next returns the next chunk. Once the stream has ended it returns the
+// same error on every later call: io.EOF after the complete end, or the
+// error that ended it, with the key redacted. After Close it returns an
+// error wrapping ErrStreamClosed, unless the stream had ended before.
+func (s *Stream) Next() (llm.Chunk, error) {
+	if s.err == nil && s.closed.Load() {
+		s.err = s.closedError()
+	}
+	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	c, err := s.decode()
+	if err != nil {
+		s.err = Redact(err, s.key)
+		return llm.Chunk{}, s.err
+	}
+	return c, nil
+}
+
+// Close closes the body; later calls do nothing and return the first
+// call's result.
+func (s *Stream) Close() error {
+	s.closed.Store(true)
+	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
+	return s.closeErr
+}
+
+// Closed reports whether Close was called.
+func (s *Stream) Closed() bool { return s.closed.Load() }
+
+// Truncated is the error of a body that ended, or failed with err, before
+// the stream's terminal event: after Close, an error wrapping
+// ErrStreamClosed (the read failed because of it); else one wrapping both
+// llm.ErrStreamTruncated and err, where io.EOF (a clean end of the body)
+// becomes io.ErrUnexpectedEOF, so that a cut never passes for the end.
+func (s *Stream) Truncated(err error) error {
+	if s.closed.Load() {
+		return s.closedError()
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%s: %w: %w", s.name, llm.ErrStreamTruncated, err)
+}
+
+func (s *Stream) closedError() error {
+	return fmt.Errorf("%s: %w", s.name, ErrStreamClosed)
+}

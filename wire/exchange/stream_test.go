@@ -1,0 +1,107 @@
+package exchange
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// closeCounter counts the Close calls of a body.
+type closeCounter struct{ n int }
+
+func (c *closeCounter) Close() error { c.n++; return nil }
+
+func TestStream_EndIsStickyAndRedacted(t *testing.T) {
+	calls := 0
+	s := NewStream("x", &closeCounter{}, testKey, func() (llm.Chunk, error) {
+		calls++
+		if calls == 1 {
+			return llm.Chunk{Content: "a"}, nil
+		}
+		return llm.Chunk{}, errors.New("bad frame " + testKey)
+	})
+	if c, err := s.Next(); err != nil || c.Content != "a" {
+		t.Fatalf("first Next = %+v, %v", c, err)
+	}
+	_, end := s.Next()
+	if end == nil || strings.Contains(end.Error(), testKey) {
+		t.Fatalf("end = %v, want an error without the key", end)
+	}
+	if _, again := s.Next(); again != end || calls != 2 {
+		t.Errorf("Next after the end = %v after %d decodes, want the same error after 2", again, calls)
+	}
+}
+
+func TestStream_CloseIsIdempotentAndStopsNext(t *testing.T) {
+	body := &closeCounter{}
+	s := NewStream("x", body, "", func() (llm.Chunk, error) { return llm.Chunk{}, nil })
+	for range 3 {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if body.n != 1 || !s.Closed() {
+		t.Errorf("body closed %d times (Closed %v), want once", body.n, s.Closed())
+	}
+	_, err := s.Next()
+	if !errors.Is(err, ErrStreamClosed) || err.Error() != "x: stream closed" {
+		t.Errorf("Next after Close = %v, want x: stream closed", err)
+	}
+}
+
+func TestStream_EndedStreamKeepsItsEndAfterClose(t *testing.T) {
+	s := NewStream("x", &closeCounter{}, "", func() (llm.Chunk, error) { return llm.Chunk{}, io.EOF })
+	if _, err := s.Next(); err != io.EOF {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := s.Next(); err != io.EOF {
+		t.Errorf("Next after end and Close = %v, want io.EOF", err)
+	}
+}
+
+func TestStream_CloseFromAnotherGoroutineUnblocksNext(t *testing.T) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	var s *Stream
+	s = NewStream("x", pr, "", func() (llm.Chunk, error) {
+		_, err := pr.Read(make([]byte, 1)) // blocks until Close
+		return llm.Chunk{}, s.Truncated(err)
+	})
+	time.AfterFunc(20*time.Millisecond, func() { s.Close() })
+	done := make(chan error, 1)
+	go func() { _, err := s.Next(); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrStreamClosed) {
+			t.Errorf("Next = %v, want ErrStreamClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next still blocked after Close")
+	}
+}
+
+func TestStream_Truncated(t *testing.T) {
+	s := NewStream("x", &closeCounter{}, "", nil)
+	reset := errors.New("connection reset")
+	for _, tc := range []struct {
+		in, want error
+	}{
+		{io.EOF, io.ErrUnexpectedEOF},
+		{reset, reset},
+	} {
+		err := s.Truncated(tc.in)
+		if !errors.Is(err, llm.ErrStreamTruncated) || !errors.Is(err, tc.want) || errors.Is(err, io.EOF) ||
+			!strings.HasPrefix(err.Error(), "x: ") {
+			t.Errorf("Truncated(%v) = %v, want x: ErrStreamTruncated wrapping %v, never io.EOF", tc.in, err, tc.want)
+		}
+	}
+	s.Close()
+	if err := s.Truncated(reset); !errors.Is(err, ErrStreamClosed) || errors.Is(err, llm.ErrStreamTruncated) {
+		t.Errorf("Truncated after Close = %v, want ErrStreamClosed", err)
+	}
+}
