@@ -4,8 +4,6 @@ package wire_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -46,53 +44,6 @@ func shapeOf(t *testing.T, provider string, r *llm.Response) shape {
 		s.ToolCalls = append(s.ToolCalls, call{tc.Name, args})
 	}
 	return s
-}
-
-// assemble reads a stream into a response, the way a caller would.
-func assemble(t *testing.T, st llm.Stream) *llm.Response {
-	t.Helper()
-	defer st.Close()
-	r := &llm.Response{}
-	calls := map[int]*llm.ToolCall{}
-	var order []int
-	for {
-		c, err := st.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		if c.Model != "" {
-			r.Model = c.Model
-		}
-		r.Message.Content += c.Content
-		for _, d := range c.ToolCalls {
-			tc, ok := calls[d.Index]
-			if !ok {
-				tc = &llm.ToolCall{}
-				calls[d.Index] = tc
-				order = append(order, d.Index)
-			}
-			if d.ID != "" {
-				tc.ID = d.ID
-			}
-			if d.Name != "" {
-				tc.Name = d.Name
-			}
-			tc.Arguments += d.Arguments
-		}
-		if c.FinishReason != "" {
-			r.FinishReason = c.FinishReason
-		}
-		if c.Usage != nil {
-			r.Usage = *c.Usage
-		}
-	}
-	for _, i := range order {
-		r.Message.ToolCalls = append(r.Message.ToolCalls, *calls[i])
-	}
-	return r
 }
 
 // TestDialects_SameCanonicalShape sends the same canonical requests to an
@@ -144,7 +95,10 @@ func TestDialects_SameCanonicalShape(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s Stream: %v", d, err)
 				}
-				streamed := assemble(t, st)
+				streamed, err := llm.Assemble(st)
+				if err != nil {
+					t.Fatalf("%s stream: %v", d, err)
+				}
 				ws, ss := shapeOf(t, p, whole), shapeOf(t, p, streamed)
 				if diff := cmp.Diff(ws, ss); diff != "" {
 					t.Errorf("%s: whole and streamed answers differ (-whole +streamed):\n%s", d, diff)
