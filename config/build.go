@@ -111,7 +111,8 @@ func (c *Config) TargetRoute(addr string, opts BuildOptions) (*router.Route, err
 // route makes one router.Route.
 func (b *builder) route(r Route) (*router.Route, error) {
 	out := &router.Route{Name: r.Name, Budget: r.Budget, NoFallback: r.NoFallback,
-		FailClosed: slices.Clone(r.FailClosedOn)}
+		FailClosed: slices.Clone(r.FailClosedOn),
+		FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout, Buffered: r.Buffered}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/policy"
@@ -26,11 +27,11 @@ type Dialect string
 const (
 	// OpenAI is the chat-completions format most providers speak.
 	OpenAI Dialect = "openai"
-	// Anthropic is the Messages API format. Valid in the file; building a
-	// client for it is not supported yet.
+	// Anthropic is the Messages API format (POST {base_url}/v1/messages;
+	// base_url defaults to https://api.anthropic.com).
 	Anthropic Dialect = "anthropic"
-	// Gemini is Google's generateContent format. Valid in the file; building
-	// a client for it is not supported yet.
+	// Gemini is Google's generateContent format (base_url defaults to
+	// https://generativelanguage.googleapis.com/v1beta).
 	Gemini Dialect = "gemini"
 )
 
@@ -155,6 +156,10 @@ type Route struct {
 	// NoFallback (fallback: false in the file) allows only failover within
 	// the first target's model family.
 	NoFallback bool
+	// FirstToken, IdleTimeout and Buffered shape the route's streams (see
+	// router.Route); zero means no limit and no buffering.
+	FirstToken, IdleTimeout time.Duration
+	Buffered                bool
 }
 
 // Config is one detour.yaml, or the config Default builds from the
@@ -171,6 +176,8 @@ type Config struct {
 	Targets map[string]Target
 	// Routes are the routes, by name.
 	Routes map[string]Route
+	// Gateway is the gateway: section, read by `detour serve`.
+	Gateway Gateway
 
 	// pos and keyPos hold the source position of each field's value and key,
 	// by field path; nil for a config built in code.

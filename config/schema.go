@@ -12,11 +12,11 @@ import (
 
 // The fields each mapping accepts, in the order messages list them.
 var (
-	topFields      = []string{"providers", "targets", "routes"}
+	topFields      = []string{"providers", "targets", "routes", "gateway"}
 	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers"}
 	targetFields   = []string{"family", "context", "max_output", "price"}
 	priceFields    = []string{"in", "out"}
-	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback"}
+	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback", "first_token", "idle_timeout", "buffered"}
 	budgetFields   = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
@@ -41,6 +41,8 @@ func (d *decoder) top(n ast.Node) {
 			d.targets(p.val)
 		case "routes":
 			d.routes(p.val)
+		case "gateway":
+			d.gateway(p.val)
 		default:
 			d.unknown(p, "", topFields)
 		}
@@ -222,6 +224,8 @@ func (d *decoder) routes(n ast.Node) {
 			case "fallback":
 				fb, ok := d.boolean(f.val, fp)
 				r.NoFallback = ok && !fb
+			case "first_token", "idle_timeout", "buffered":
+				d.routeStream(&r, f, fp)
 			default:
 				d.unknown(f, path, routeFields)
 			}

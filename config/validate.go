@@ -38,6 +38,7 @@ func (c *Config) validate(bad map[string]bool) Errors {
 	for _, name := range sortedKeys(c.Routes) {
 		v.route(name, c.Routes[name])
 	}
+	v.gateway(c.Gateway)
 	return v.errs
 }
 

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/detourhq/detour/gateway"
+)
+
+type serveFlags struct {
+	listen     string
+	ledgerPath string
+	logLevel   string
+	logFormat  string
+}
+
+func newServe(env Env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the OpenAI- and Anthropic-compatible gateway",
+		Long: `serve runs detour as an HTTP gateway. Point any OpenAI SDK at http://ADDR/v1
+and any Anthropic SDK at http://ADDR: each request's model names a route of the
+config (or a provider/model target) and goes down its chain with detour's
+fallback rules. Every attempt is appended to the ledger.
+
+  POST /v1/chat/completions   OpenAI chat completions, streamed or not
+  POST /v1/messages           Anthropic messages, streamed or not
+  GET  /v1/models             the routes and targets the client's key may use
+  GET  /healthz, /readyz      liveness, readiness
+  GET  /metrics               Prometheus metrics
+
+The first line on stdout is the base URL it listens on (useful with
+--listen 127.0.0.1:0, which picks a free port). Client keys, limits and the
+listen address come from the config's gateway: section; with no client key the
+gateway only listens on loopback. SIGINT or SIGTERM drains streams within
+gateway.drain_timeout, then exits.
+
+Per-request headers: x-detour-no-fallback: true, x-detour-start: PROVIDER,
+idempotency-key. Answers carry x-detour-route, -provider, -model, -attempts,
+-degraded and x-request-id (request-id for Anthropic clients).`,
+		Example: `  detour serve --config detour.yaml
+  OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python app.py
+  detour serve --listen 127.0.0.1:0 --ledger - --log-level warn   # benchmark: prints its URL`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd, env, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "", "host:port to listen on (default gateway.listen, else 127.0.0.1:8787; port 0 picks a free one)")
+	fl.StringVar(&f.ledgerPath, "ledger", "", "ledger file (default $DETOUR_LEDGER, else $XDG_STATE_HOME/detour/ledger.jsonl; \"-\" for none)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "request log level: debug, info (one line per request), warn (failures only), error")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler
+	switch f.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(env.Stderr, opts)
+	case "json":
+		handler = slog.NewJSONHandler(env.Stderr, opts)
+	default:
+		return withCode(ExitUsage, fmt.Errorf("--log-format %q: use text or json", f.logFormat))
+	}
+	cfg, err := loadConfig(cmd, env)
+	if err != nil {
+		return err
+	}
+	sink, closeSink, err := openLedger(f.ledgerPath, env)
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	defer closeSink()
+	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: slog.New(handler)})
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	addr := f.listen
+	if addr == "" {
+		addr = gw.Addr()
+	}
+	if gw.Keyless() && !loopback(addr) {
+		return withCode(ExitConfig, fmt.Errorf("refusing to listen on %s without client keys: add gateway.keys to the config "+
+			"(key_env or sha256), or listen on 127.0.0.1", addr))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return withCode(ExitConfig, fmt.Errorf("listen: %w", err))
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintln(env.Stdout, url)
+	fmt.Fprintf(env.Stderr, "detour serve: listening on %s (OpenAI base URL %s/v1, Anthropic base URL %s)\n", url, url, url)
+	if gw.Keyless() {
+		fmt.Fprintln(env.Stderr, "detour serve: no client keys configured: any local client may use it")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- gw.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return withCode(ExitFailed, fmt.Errorf("serve: %w", err))
+	case <-cmd.Context().Done():
+	}
+	fmt.Fprintln(env.Stderr, "detour serve: shutting down, draining requests in flight")
+	serr := gw.Shutdown(context.Background())
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return withCode(ExitFailed, fmt.Errorf("serve: %w", err))
+	}
+	if serr != nil {
+		return withCode(ExitFailed, serr)
+	}
+	fmt.Fprintln(env.Stderr, "detour serve: stopped")
+	return nil
+}
+
+// loopback reports whether addr (host:port) listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

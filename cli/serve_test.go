@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestServe_PrintsItsURLServesAndDrainsOnSignal(t *testing.T) {
+	_, vars := fixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var errb lockedBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--ledger", "-"}, Env{
+			Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errb,
+			Getenv: func(k string) string { return vars[k] },
+		})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL on stdout: %v (stderr %s)", err, errb.String())
+	}
+	base := strings.TrimSpace(line)
+	if !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Fatalf("first stdout line %q, want the base URL", line)
+	}
+	go io.Copy(io.Discard, pr) //nolint:errcheck // drain the rest of stdout
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Hello from p1/m.") || resp.Header.Get("X-Detour-Provider") != "p1" {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	cancel() // SIGINT / SIGTERM in main
+	select {
+	case c := <-code:
+		if c != ExitOK {
+			t.Errorf("exit code %d, stderr:\n%s", c, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	for _, want := range []string{"listening on " + base, "msg=request", "route=default", "shutting down", "stopped"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}
+
+func TestServe_RefusesToListenWideWithoutClientKeys(t *testing.T) {
+	_, vars := fixture(t)
+	code, _, stderr := run(t, vars, "", "serve", "--listen", "0.0.0.0:0", "--ledger", "-")
+	if code != ExitConfig || !strings.Contains(stderr, "without client keys") {
+		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+	code, _, stderr = run(t, vars, "", "serve", "--log-level", "loud")
+	if code != ExitUsage {
+		t.Errorf("bad log level: exit %d, stderr %s", code, stderr)
+	}
+}

@@ -1,0 +1,301 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// The defaults of Gateway.
+const (
+	// DefaultListen is where `detour serve` listens when neither the file
+	// nor --listen says: loopback only.
+	DefaultListen = "127.0.0.1:8787"
+	// DefaultMaxBody caps a request body: 8 MiB.
+	DefaultMaxBody = 8 << 20
+	// DefaultDrainTimeout bounds a graceful shutdown: streams still running
+	// after it are ended with an error event.
+	DefaultDrainTimeout = 30 * time.Second
+	// DefaultKeepAlive is how long a stream may stay silent before the
+	// gateway sends a keep-alive comment (and, before the first token, its
+	// response headers).
+	DefaultKeepAlive = 15 * time.Second
+)
+
+// The fields of the gateway: section and of one client key.
+var (
+	gatewayFields   = []string{"listen", "max_body", "drain_timeout", "keepalive", "keys"}
+	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst"}
+)
+
+// Gateway is the gateway: section, read by `detour serve`: where it listens,
+// which client keys it accepts and the limits it enforces. The zero value
+// means every default (see WithDefaults): listen on DefaultListen, no client
+// keys (then the gateway serves loopback clients only, without a key).
+type Gateway struct {
+	// Listen is the host:port to listen on. Empty means DefaultListen.
+	Listen string
+	// MaxBody caps a request body in bytes; a larger one gets 413. 0 means
+	// DefaultMaxBody. Written as bytes or with a unit: 512KiB, 8MiB, 1MB.
+	MaxBody int64
+	// DrainTimeout bounds a graceful shutdown; 0 means DefaultDrainTimeout.
+	DrainTimeout time.Duration
+	// KeepAlive is the longest silence on a stream before a keep-alive
+	// comment; 0 means DefaultKeepAlive.
+	KeepAlive time.Duration
+	// Keys are the client keys, sorted by name. Empty means no key is
+	// asked for (loopback use only).
+	Keys []ClientKey
+}
+
+// WithDefaults returns g with every zero field set to its default.
+func (g Gateway) WithDefaults() Gateway {
+	if g.Listen == "" {
+		g.Listen = DefaultListen
+	}
+	if g.MaxBody <= 0 {
+		g.MaxBody = DefaultMaxBody
+	}
+	if g.DrainTimeout <= 0 {
+		g.DrainTimeout = DefaultDrainTimeout
+	}
+	if g.KeepAlive <= 0 {
+		g.KeepAlive = DefaultKeepAlive
+	}
+	return g
+}
+
+// ClientKey is one key a client of the gateway presents (as
+// "Authorization: Bearer KEY" or "x-api-key: KEY"). The key itself never
+// goes in the file: either KeyEnv names the variable that holds it, or
+// SHA256 is the hex SHA-256 of it (`printf %s "$KEY" | sha256sum`).
+type ClientKey struct {
+	// Name names the key in logs and metrics; the key is never shown.
+	Name string
+	// KeyEnv names the environment variable holding the key.
+	KeyEnv string
+	// SHA256 is the lowercase hex SHA-256 digest of the key.
+	SHA256 string
+	// Routes lists the routes (and provider/model targets) the key may use;
+	// a target of an allowed route's chain may also be named directly.
+	// Empty (or "*") means every route and target.
+	Routes []string
+	// MaxConcurrent caps the key's requests in flight; more get 429. 0
+	// means no cap.
+	MaxConcurrent int
+	// RequestsPerMinute caps the key's request rate (a token bucket); 0
+	// means no cap.
+	RequestsPerMinute int
+	// Burst is how many requests may come at once within the rate; 0 means
+	// one second's worth (at least 1).
+	Burst int
+}
+
+// gateway decodes the gateway: section.
+func (d *decoder) gateway(n ast.Node) {
+	pairs, _ := d.mapping(n, "gateway", "field")
+	g := Gateway{}
+	for _, p := range pairs {
+		fp := child("gateway", p.key)
+		d.mark(fp, p)
+		switch p.key {
+		case "listen":
+			g.Listen, _ = d.str(p.val, fp)
+		case "max_body":
+			g.MaxBody, _ = d.size(p.val, fp)
+		case "drain_timeout":
+			g.DrainTimeout, _ = d.duration(p.val, fp)
+		case "keepalive":
+			g.KeepAlive, _ = d.duration(p.val, fp)
+		case "keys":
+			keys, _ := d.mapping(p.val, fp, "key")
+			for _, k := range keys {
+				kp := child(fp, k.key)
+				d.mark(kp, k)
+				g.Keys = append(g.Keys, d.clientKey(k.key, kp, k.val))
+			}
+		default:
+			d.unknown(p, "gateway", gatewayFields)
+		}
+	}
+	slices.SortFunc(g.Keys, func(a, b ClientKey) int { return strings.Compare(a.Name, b.Name) })
+	d.c.Gateway = g
+}
+
+// clientKey decodes one entry of gateway.keys.
+func (d *decoder) clientKey(name, path string, n ast.Node) ClientKey {
+	d.keyHint = "DETOUR_KEY_" + strings.TrimSuffix(envName(name), "_API_KEY")
+	defer func() { d.keyHint = "PROVIDER_API_KEY" }()
+	k := ClientKey{Name: name}
+	pairs, _ := d.mapping(n, path, "field")
+	for _, p := range pairs {
+		fp := child(path, p.key)
+		d.mark(fp, p)
+		switch p.key {
+		case "key_env":
+			k.KeyEnv, _ = d.str(p.val, fp)
+		case "sha256":
+			s, _ := d.str(p.val, fp)
+			k.SHA256 = strings.ToLower(strings.TrimSpace(s))
+		case "routes":
+			items, _ := d.list(p.val, fp, "[default, cheap]")
+			for i, it := range items {
+				ip := index(fp, i)
+				d.c.pos[ip] = startPos(it)
+				s, _ := d.str(it, ip)
+				k.Routes = append(k.Routes, s)
+			}
+		case "max_concurrent":
+			k.MaxConcurrent, _ = d.integer(p.val, fp)
+		case "requests_per_minute":
+			k.RequestsPerMinute, _ = d.integer(p.val, fp)
+		case "burst":
+			k.Burst, _ = d.integer(p.val, fp)
+		default:
+			d.unknown(p, path, clientKeyFields)
+		}
+	}
+	return k
+}
+
+// routeStream decodes a route's streaming fields (first_token,
+// idle_timeout, buffered) into r.
+func (d *decoder) routeStream(r *Route, f pair, fp string) {
+	switch f.key {
+	case "first_token":
+		r.FirstToken, _ = d.duration(f.val, fp)
+	case "idle_timeout":
+		r.IdleTimeout, _ = d.duration(f.val, fp)
+	case "buffered":
+		r.Buffered, _ = d.boolean(f.val, fp)
+	}
+}
+
+// sizeRe matches a size with an optional unit.
+var sizeRe = regexp.MustCompile(`^([0-9]+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?$`)
+
+// sizeUnits are the multipliers of sizeRe's units.
+var sizeUnits = map[string]int64{"": 1, "B": 1, "KB": 1e3, "KiB": 1 << 10, "MB": 1e6, "MiB": 1 << 20,
+	"GB": 1e9, "GiB": 1 << 30}
+
+// size reads a positive byte count: a whole number, or text like "8MiB".
+func (d *decoder) size(n ast.Node, path string) (int64, bool) {
+	n = d.resolve(n)
+	var text string
+	switch v := n.(type) {
+	case *ast.IntegerNode, *ast.StringNode:
+		text = strings.TrimSpace(v.GetToken().Value)
+	default:
+		d.failf(n, path, "expected a size like 8MiB, got %s", describe(n))
+		return 0, false
+	}
+	m := sizeRe.FindStringSubmatch(text)
+	if m == nil {
+		d.failf(n, path, "%s is not a size: write bytes, or a number and a unit (B, KB, KiB, MB, MiB, GB, GiB), like 8MiB", quote(text))
+		return 0, false
+	}
+	v, err := strconv.ParseInt(m[1], 10, 64)
+	unit := sizeUnits[m[2]]
+	if err != nil || v > math.MaxInt64/unit {
+		d.failf(n, path, "%s is too large", quote(text))
+		return 0, false
+	}
+	if v == 0 {
+		d.failf(n, path, "must be more than 0; leave the field out to take the default (8MiB)")
+		return 0, false
+	}
+	return v * unit, true
+}
+
+// hexDigest matches a lowercase hex SHA-256 digest.
+var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// gateway checks the gateway: section.
+func (v *validator) gateway(g Gateway) {
+	if g.Listen != "" {
+		host, port, err := net.SplitHostPort(g.Listen)
+		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 0 || p > 65535 || strings.ContainsAny(host, " /") {
+			v.fail("gateway.listen", false, nil, "listen %s is not host:port: write it like 127.0.0.1:8787 (or :8787 for every interface)", quote(g.Listen))
+		}
+	}
+	if g.MaxBody < 0 {
+		v.fail("gateway.max_body", false, nil, "max_body cannot be negative")
+	}
+	hashes := map[string]string{}
+	for _, k := range g.Keys {
+		path := child(child("gateway", "keys"), k.Name)
+		if looksSecret(k.Name) || looksRandom(k.Name) {
+			v.fail(path, true, ErrKeyInFile, "this key name looks like a key, and keys never go in this file: "+
+				"name the key (app, ci, ...), export the key in the environment and write key_env: VAR in it")
+			continue
+		}
+		v.clientKey(path, k, hashes)
+	}
+}
+
+// clientKey checks one client key; hashes maps each digest seen to its key.
+func (v *validator) clientKey(path string, k ClientKey, hashes map[string]string) {
+	hint := "DETOUR_KEY_" + strings.TrimSuffix(envName(k.Name), "_API_KEY")
+	switch {
+	case k.KeyEnv == "" && k.SHA256 == "":
+		v.fail(path, true, nil, "the key needs key_env: VAR (the variable holding the key) or sha256: HEX "+
+			"(its digest: printf %%s \"$KEY\" | sha256sum); the key itself never goes in this file")
+	case k.KeyEnv != "" && k.SHA256 != "":
+		v.fail(child(path, "sha256"), true, nil, "write key_env or sha256, not both")
+	case k.KeyEnv != "" && (looksSecret(k.KeyEnv) || looksRandom(k.KeyEnv)):
+		v.fail(child(path, "key_env"), false, ErrKeyInFile, "key_env takes the NAME of an environment variable, not the key: "+
+			"delete the key from this file, export %s=... and write key_env: %s", hint, hint)
+	case k.KeyEnv != "" && !envVar.MatchString(k.KeyEnv):
+		v.fail(child(path, "key_env"), false, nil, "key_env %s is not an environment variable name: use letters, digits and _, like %s",
+			quote(k.KeyEnv), hint)
+	case k.SHA256 != "" && !hexDigest.MatchString(k.SHA256):
+		v.fail(child(path, "sha256"), false, nil, "sha256 takes the 64 hex digits of the key's SHA-256 digest "+
+			"(printf %%s \"$KEY\" | sha256sum), never the key itself")
+	case k.SHA256 != "":
+		if other, dup := hashes[k.SHA256]; dup {
+			v.fail(child(path, "sha256"), false, nil, "the same digest as key %s: give each client its own key", quote(other))
+		}
+		hashes[k.SHA256] = k.Name
+	}
+	rp := child(path, "routes")
+	for i, name := range k.Routes {
+		if name == "*" {
+			continue
+		}
+		if _, ok := v.c.Routes[name]; ok {
+			continue
+		}
+		if prov, _, ok := splitAddr(name); ok {
+			if _, known := v.c.Provider(prov); !known {
+				v.fail(index(rp, i), false, ErrUnknownProvider, "%s", v.c.unknownProviderMsg(prov))
+			}
+			continue
+		}
+		v.fail(index(rp, i), false, ErrUnknownRoute, "unknown route %s%s; name a route, a provider/model target, or \"*\"",
+			quote(name), didYouMean(name, v.c.RouteNames(), "routes"))
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"max_concurrent", k.MaxConcurrent}, {"requests_per_minute", k.RequestsPerMinute}, {"burst", k.Burst}} {
+		if f.n < 0 {
+			v.fail(child(path, f.name), false, nil, "%s cannot be negative; 0 (or leaving it out) means no cap", f.name)
+		}
+	}
+}
+
+// String returns the key's name and how it is given, never the key:
+// "app (DETOUR_KEY_APP)" or "ci (sha256 3f2a…)".
+func (k ClientKey) String() string {
+	if k.KeyEnv != "" {
+		return k.Name + " (" + k.KeyEnv + ")"
+	}
+	return fmt.Sprintf("%s (sha256 %.8s…)", k.Name, k.SHA256)
+}

@@ -1,0 +1,455 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/router"
+)
+
+// dialect is the wire format of a client surface.
+type dialect uint8
+
+const (
+	openAIDialect dialect = iota
+	anthropicDialect
+)
+
+func (d dialect) String() string {
+	if d == anthropicDialect {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// chatRequest is a client's request, read from either surface.
+type chatRequest struct {
+	req *llm.Request
+	// model is the request's model; models its own candidate list
+	// (OpenRouter's "models"), tried after model.
+	model  string
+	models []string
+	stream bool
+	// includeUsage is OpenAI's stream_options.include_usage.
+	includeUsage bool
+}
+
+// call is one chat request being served.
+type call struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	d     dialect
+	id    string
+	start time.Time
+	key   *clientKey
+	cr    chatRequest
+	route *router.Route
+	// label is the route's metrics label: its name, or "_target" and
+	// "_models" for routes a request made up.
+	label string
+	opts  router.Options
+	idem  string
+
+	// What happened, for the log line and metrics.
+	status   int
+	outcome  string
+	errText  string
+	answered *router.Target
+	sends    int
+	ttft     time.Duration
+}
+
+// serveChat serves POST /v1/chat/completions and POST /v1/messages.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
+	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
+	h := w.Header()
+	h["X-Request-Id"] = []string{c.id}
+	h["Request-Id"] = []string{c.id}
+	s.active.Add(1)
+	s.inflightN.Add(1)
+	s.metrics.inflight.Inc()
+	defer func() {
+		s.metrics.inflight.Dec()
+		s.inflightN.Add(-1)
+		s.active.Done()
+		c.done()
+	}()
+	if s.draining.Load() {
+		h.Set("Connection", "close")
+		c.reject(&apiError{Status: http.StatusServiceUnavailable, Reason: "draining", RetryAfter: 1,
+			Message: "the gateway is shutting down: send the request again"})
+		return
+	}
+	key, ae := s.authenticate(r)
+	if ae != nil {
+		c.reject(ae)
+		return
+	}
+	c.key = key
+	if ae := s.admit(key); ae != nil {
+		c.reject(ae)
+		return
+	}
+	defer key.release()
+	buf := getBuf()
+	ae = s.readBody(w, r, buf)
+	if ae == nil {
+		if d == anthropicDialect {
+			ae = parseAnthropic(buf.Bytes(), &c.cr)
+		} else {
+			ae = parseOpenAI(buf.Bytes(), &c.cr)
+		}
+	}
+	putBuf(buf)
+	if ae == nil {
+		ae = c.resolve()
+	}
+	if ae == nil {
+		ae = c.options()
+	}
+	if ae != nil {
+		c.reject(ae)
+		return
+	}
+	ctx := r.Context()
+	if !s.served.Load() {
+		// Mounted in someone else's server: Shutdown still reaches us.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.hard, cancel)()
+	}
+	if c.cr.stream {
+		c.serveStream(ctx)
+	} else {
+		c.serveComplete(ctx)
+	}
+}
+
+// requestID returns the client's X-Request-Id when it is a plain token of
+// at most 64 characters, else a new one.
+func requestID(r *http.Request) string {
+	if v := r.Header.Get("X-Request-Id"); v != "" && len(v) <= 64 && plainToken(v) {
+		return v
+	}
+	var b [16]byte
+	x := rand.Uint64()
+	for i := range b {
+		b[i] = hexDigits[x&0xf]
+		x >>= 4
+	}
+	return string(b[:])
+}
+
+// plainToken reports whether s holds only letters, digits and ._:-.
+func plainToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// reject answers a request refused before routing.
+func (c *call) reject(e *apiError) {
+	c.status, c.errText = e.Status, e.Message
+	reason := e.Reason
+	if reason == "" {
+		reason = "other"
+	}
+	c.s.metrics.rejected.WithLabelValues(c.d.String(), reason).Inc()
+	writeError(c.w, c.d, e, c.id)
+}
+
+// maxModels caps a request's own candidate list.
+const maxModels = 16
+
+// resolve finds the route the request names, within what its key may use.
+func (c *call) resolve() *apiError {
+	s, k := c.s, c.key
+	if len(c.cr.models) == 0 {
+		if c.cr.model == "" {
+			return badRequest("model", "model is required: name a route (%s) or a target as provider/model",
+				strings.Join(s.visibleRoutes(k), ", "))
+		}
+		r, label, ae := s.lookup(k, c.cr.model, "model")
+		c.route, c.label = r, label
+		return ae
+	}
+	names := c.cr.models
+	if c.cr.model != "" && !slicesContains(names, c.cr.model) {
+		names = append([]string{c.cr.model}, names...)
+	}
+	if len(names) > maxModels {
+		return badRequest("models", "models lists %d candidates; at most %d are allowed", len(names), maxModels)
+	}
+	out := &router.Route{Name: strings.Join(names, ",")}
+	seen := map[string]bool{}
+	for i, name := range names {
+		r, _, ae := s.lookup(k, name, "models")
+		if ae != nil {
+			return ae
+		}
+		if i == 0 {
+			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
+			out.FirstToken, out.IdleTimeout, out.Buffered = r.FirstToken, r.IdleTimeout, r.Buffered
+		}
+		for _, t := range r.Chain {
+			if !seen[t.ID()] {
+				seen[t.ID()] = true
+				out.Chain = append(out.Chain, t)
+			}
+		}
+	}
+	c.route, c.label = out, "_models"
+	return nil
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the route name names for key k: a configured route, or a
+// provider/model target of a configured provider.
+func (s *Server) lookup(k *clientKey, name, param string) (*router.Route, string, *apiError) {
+	if r, ok := s.routes[name]; ok {
+		if !k.mayRoute(name) {
+			return nil, "", forbidden(k, name, param)
+		}
+		return r, name, nil
+	}
+	if prov, model, ok := strings.Cut(name, "/"); ok && prov != "" && model != "" && s.providers[prov] {
+		if !k.mayTarget(name) {
+			return nil, "", forbidden(k, name, param)
+		}
+		r, err := s.targetRoute(name)
+		if err != nil {
+			return nil, "", badRequest(param, "%s", s.scrub(err.Error()))
+		}
+		return r, "_target", nil
+	}
+	return nil, "", &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+		Param: param, Reason: "not_found",
+		Message: "the model " + strconv.Quote(name) + " does not exist here: name a route (" +
+			strings.Join(s.visibleRoutes(k), ", ") + ") or a target as provider/model of a configured provider"}
+}
+
+func forbidden(k *clientKey, name, param string) *apiError {
+	return &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "route_not_allowed", Param: param,
+		Reason: "forbidden", Message: "client key " + strconv.Quote(k.name) + " may not use " + strconv.Quote(name)}
+}
+
+// targetRoute returns the route of the one target addr, built once.
+func (s *Server) targetRoute(addr string) (*router.Route, error) {
+	s.tmu.Lock()
+	r, ok := s.targets[addr]
+	s.tmu.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := s.file.TargetRoute(addr, s.buildOpts)
+	if err != nil {
+		return nil, err
+	}
+	s.tmu.Lock()
+	if len(s.targets) < maxTargetRoutes {
+		s.targets[addr] = r
+	}
+	s.tmu.Unlock()
+	return r, nil
+}
+
+// visibleRoutes returns the routes k may use, sorted.
+func (s *Server) visibleRoutes(k *clientKey) []string {
+	var out []string
+	for _, name := range s.routeNames {
+		if k.mayRoute(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// options reads the per-request control headers.
+func (c *call) options() *apiError {
+	h := c.r.Header
+	c.opts.RequestID = c.id
+	if v := h.Get("X-Detour-No-Fallback"); v != "" {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "1", "yes":
+			c.opts.NoFallback = true
+		case "false", "0", "no":
+		default:
+			return badRequest("x-detour-no-fallback", "header x-detour-no-fallback takes true or false, not %q", v)
+		}
+	}
+	if v := strings.TrimSpace(h.Get("X-Detour-Start")); v != "" {
+		found := false
+		for i := range c.route.Chain {
+			t := &c.route.Chain[i]
+			if t.Provider == v || t.ID() == v {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return badRequest("x-detour-start", "header x-detour-start names %q, which is not a candidate of route %q",
+				v, c.route.Name)
+		}
+		c.opts.Start = v
+	}
+	// Accepted and logged; the safety issue will use it to deduplicate.
+	if v := h.Get("Idempotency-Key"); v != "" {
+		c.idem = v[:min(len(v), 128)]
+	}
+	return nil
+}
+
+// sends counts the attempts that reached a provider.
+func sends(as []router.Attempt) int {
+	n := 0
+	for _, a := range as {
+		if a.Action != "skip" {
+			n++
+		}
+	}
+	return n
+}
+
+// setWho sets the headers that say who answered.
+func (c *call) setWho(h http.Header, t *router.Target, attempts int, degraded bool) {
+	c.answered, c.sends = t, attempts
+	h["X-Detour-Route"] = []string{c.route.Name}
+	h["X-Detour-Provider"] = []string{t.Provider}
+	h["X-Detour-Model"] = []string{t.Model}
+	h["X-Detour-Attempts"] = []string{strconv.Itoa(attempts)}
+	h["X-Detour-Degraded"] = []string{strconv.FormatBool(degraded)}
+}
+
+// serveComplete answers a request that did not ask for a stream.
+func (c *call) serveComplete(ctx context.Context) {
+	res, err := c.s.router.Complete(ctx, c.route, c.cr.req, c.opts)
+	if err != nil {
+		c.failed(err)
+		return
+	}
+	pre := res.Attempts[:max(0, len(res.Attempts)-1)]
+	c.outcome = outcome(pre, res.Target)
+	c.s.metrics.observeRecovery(pre, res.Target, res.Response.Usage)
+	h := c.w.Header()
+	c.setWho(h, res.Target, sends(res.Attempts), res.Degraded)
+	p := getBytes()
+	b := *p
+	if c.d == anthropicDialect {
+		b = appendAnthropicMessage(b, c, res.Response)
+	} else {
+		b = appendOpenAICompletion(b, c, res.Response)
+	}
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	c.status = http.StatusOK
+	c.w.WriteHeader(http.StatusOK)
+	c.w.Write(b) //nolint:errcheck // nothing to do for a gone client
+	putBytes(p, b)
+}
+
+// failed answers a request the router could not answer.
+func (c *call) failed(err error) {
+	if e, gone := c.failure(err); !gone {
+		writeError(c.w, c.d, e, c.id)
+	}
+}
+
+// failure reads the router's error: the answer the client gets, and
+// whether the client is gone (then there is nobody to answer). It records
+// the outcome and sets the headers of a failed request.
+func (c *call) failure(err error) (*apiError, bool) {
+	s := c.s
+	e := s.routeError(err, c.route)
+	var re *router.Error
+	if errors.As(err, &re) {
+		c.sends = re.Attempts
+		h := c.w.Header()
+		h["X-Detour-Route"] = []string{c.route.Name}
+		h["X-Detour-Attempts"] = []string{strconv.Itoa(re.Attempts)}
+	}
+	c.status, c.errText = e.Status, e.Message
+	switch {
+	case errors.Is(err, router.ErrCanceled):
+		c.outcome = OutcomeCanceled
+		if s.hard.Err() != nil {
+			e = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "shutting_down",
+				RetryAfter: 1, Message: "detour: the gateway is shutting down: send the request again"}
+			c.status, c.errText = e.Status, e.Message
+			return e, false
+		}
+		return e, c.r.Context().Err() != nil
+	case errors.Is(err, router.ErrFailClosed):
+		c.outcome = OutcomeFailClosed
+	case errors.Is(err, router.ErrAllFailed):
+		c.outcome = OutcomeAllFailed
+	default:
+		c.outcome = OutcomeError
+	}
+	return e, false
+}
+
+// done writes the request's metrics and its one log line.
+func (c *call) done() {
+	s := c.s
+	took := s.clk.Now().Sub(c.start)
+	if c.outcome != "" {
+		s.metrics.requests.WithLabelValues(c.d.String(), c.label, c.outcome).Inc()
+		s.metrics.latency.WithLabelValues(c.d.String(), strconv.FormatBool(c.cr.stream)).Observe(took.Seconds())
+	}
+	level := slog.LevelInfo
+	if c.status >= 500 || c.outcome == OutcomeInterrupted {
+		level = slog.LevelWarn
+	}
+	ctx := context.Background()
+	if !s.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 14)
+	attrs = append(attrs, slog.String("id", c.id), slog.String("surface", c.d.String()),
+		slog.Int("status", c.status), slog.Duration("took", took))
+	if c.key != nil {
+		attrs = append(attrs, slog.String("key", c.key.name))
+	}
+	if c.route != nil {
+		attrs = append(attrs, slog.String("route", c.route.Name), slog.Bool("stream", c.cr.stream),
+			slog.String("outcome", c.outcome), slog.Int("attempts", c.sends))
+	}
+	if c.answered != nil {
+		attrs = append(attrs, slog.String("target", c.answered.ID()))
+	}
+	if c.ttft > 0 {
+		attrs = append(attrs, slog.Duration("ttft", c.ttft))
+	}
+	if c.idem != "" {
+		attrs = append(attrs, slog.String("idempotency_key", c.idem))
+	}
+	if c.errText != "" {
+		msg := c.errText
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		attrs = append(attrs, slog.String("error", s.scrub(msg)))
+	}
+	s.log.LogAttrs(ctx, level, "request", attrs...)
+}

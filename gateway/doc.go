@@ -1,0 +1,28 @@
+// Package gateway is detour's OpenAI- and Anthropic-compatible HTTP gateway:
+// any app pointing its OpenAI SDK (base URL http://HOST/v1) or Anthropic SDK
+// (base URL http://HOST) at it gets detour's fallback routing, unchanged.
+//
+// A request's model names a route of the config, or a provider/model target
+// (with OpenRouter's "models": [...] it names its own candidates). Streams
+// fail over only before their first output; after it a failure ends the
+// stream with an error event in the client's dialect, never with another
+// model's text. Every answer says who answered (the model field and the
+// x-detour-* headers); every failure comes in the client's dialect, with
+// x-should-retry: false when every candidate already failed.
+//
+//	cfg, err := config.Load("detour.yaml")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	gw, err := gateway.New(gateway.Config{File: cfg, Logger: slog.Default()})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	ln, err := net.Listen("tcp", gw.Addr())
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	go gw.Serve(ln)
+//	// ... on SIGTERM:
+//	gw.Shutdown(context.Background()) // drains streams within gateway.drain_timeout
+package gateway

@@ -1,0 +1,278 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/router"
+)
+
+// apiError is one error answer, written in the client's dialect by
+// writeError (a response) or as a stream's error event.
+type apiError struct {
+	// Status is the HTTP status.
+	Status int
+	// Type is the OpenAI error type ("invalid_request_error", ...); empty
+	// means the one that goes with Status. The Anthropic type is always
+	// derived from Status.
+	Type string
+	// Code and Param are OpenAI's code and param; empty writes null.
+	Code  string
+	Param string
+	// Message says what happened, for a person. Never holds a key.
+	Message string
+	// RetryAfter, when above 0, is sent as Retry-After (whole seconds).
+	RetryAfter int
+	// NoRetry sends x-should-retry: false, so official SDKs do not send the
+	// request again (they would otherwise multiply the gateway's attempts).
+	NoRetry bool
+	// Reason labels a request rejected before routing in metrics
+	// ("unauthorized", "too_large", ...); empty for routing failures.
+	Reason string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message) }
+
+// badRequest returns a 400 invalid_request_error about param.
+func badRequest(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
+		Message: fmt.Sprintf(format, args...), Reason: "bad_request"}
+}
+
+// openAIType returns e's OpenAI error type.
+func (e *apiError) openAIType() string {
+	if e.Type != "" {
+		return e.Type
+	}
+	switch s := e.Status; {
+	case s == 401:
+		return "authentication_error"
+	case s == 403:
+		return "permission_error"
+	case s == 404:
+		return "not_found_error"
+	case s == 429:
+		return "rate_limit_error"
+	case s >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+// anthropicType returns e's Anthropic error type, from its status
+// (https://docs.anthropic.com/en/api/errors).
+func (e *apiError) anthropicType() string {
+	switch s := e.Status; {
+	case s == 401:
+		return "authentication_error"
+	case s == 402:
+		return "billing_error"
+	case s == 403:
+		return "permission_error"
+	case s == 404:
+		return "not_found_error"
+	case s == 413:
+		return "request_too_large"
+	case s == 429:
+		return "rate_limit_error"
+	case s == 503 || s == 529:
+		return "overloaded_error"
+	case s == 504:
+		return "timeout_error"
+	case s >= 500:
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// appendOpenAIError appends {"error":{"message","type","param","code"}}:
+// all four keys, as the OpenAI SDKs read them.
+func appendOpenAIError(b []byte, e *apiError) []byte {
+	b = append(b, `{"error":{"message":`...)
+	b = appendString(b, e.Message)
+	b = append(b, `,"type":`...)
+	b = appendString(b, e.openAIType())
+	b = append(b, `,"param":`...)
+	b = appendStringOrNull(b, e.Param)
+	b = append(b, `,"code":`...)
+	b = appendStringOrNull(b, e.Code)
+	return append(b, "}}"...)
+}
+
+// appendAnthropicError appends {"type":"error","error":{"type","message"}}.
+func appendAnthropicError(b []byte, e *apiError, requestID string) []byte {
+	b = append(b, `{"type":"error","error":{"type":`...)
+	b = appendString(b, e.anthropicType())
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	b = append(b, '}')
+	if requestID != "" {
+		b = append(b, `,"request_id":`...)
+		b = appendString(b, requestID)
+	}
+	return append(b, '}')
+}
+
+// writeError writes e as a JSON response in dialect d.
+func writeError(w http.ResponseWriter, d dialect, e *apiError, requestID string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if e.NoRetry {
+		h.Set("X-Should-Retry", "false")
+	}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	var b []byte
+	if d == anthropicDialect {
+		b = appendAnthropicError(make([]byte, 0, 256), e, requestID)
+	} else {
+		b = appendOpenAIError(make([]byte, 0, 256), e)
+	}
+	b = append(b, '\n')
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(e.Status)
+	w.Write(b) //nolint:errcheck // nothing to do for a gone client
+}
+
+// maxRetryAfter caps the Retry-After the gateway sends: above 60 s the
+// OpenAI Node SDK ignores it and above 2 min openai-go stops retrying,
+// while the Anthropic SDKs would sleep the full value (CLIENTS.md §1).
+const maxRetryAfter = 60
+
+// routeError turns the router's error into the answer the client gets.
+func (s *Server) routeError(err error, route *router.Route) *apiError {
+	var re *router.Error
+	errors.As(err, &re)
+	switch {
+	case errors.Is(err, router.ErrCanceled):
+		// The client is gone (or the gateway is stopping): 499 in logs and
+		// metrics, as nginx and Caddy record it.
+		return &apiError{Status: 499, Type: "canceled", Message: "the request was cancelled"}
+	case errors.Is(err, router.ErrFailClosed):
+		return s.failClosed(err, re)
+	case errors.Is(err, router.ErrAllFailed) && re != nil:
+		e := &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "all_candidates_failed",
+			NoRetry: true, Message: s.summary(re)}
+		e.RetryAfter = s.retryAfter(route)
+		return e
+	}
+	return &apiError{Status: http.StatusInternalServerError, Message: "detour: " + s.scrub(err.Error())}
+}
+
+// failClosed passes a fail-closed provider error through: the provider's
+// status (a 4xx the client caused), type, code, param and message.
+func (s *Server) failClosed(err error, re *router.Error) *apiError {
+	e := &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error"}
+	if re != nil {
+		e.Message = s.summary(re)
+		switch re.Kind {
+		case classify.ContextOverflow:
+			e.Code = "context_length_exceeded"
+		case classify.Policy:
+			e.Code = "content_filter"
+		}
+	}
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || pe == nil {
+		return e
+	}
+	switch st := pe.Status; {
+	case st == 401 || st == 403 || st == 407:
+		// The provider refused detour's key: not the client's fault, and
+		// the client's own key must not look wrong.
+		e.Status, e.Type = http.StatusBadGateway, "server_error"
+	case st == 408 || st == 429 || st >= 500:
+		e.Status, e.Type, e.NoRetry = http.StatusServiceUnavailable, "server_error", true
+	case st >= 400:
+		e.Status = st
+	}
+	if pe.Type != "" && e.Status < 500 {
+		e.Type = pe.Type
+	}
+	if pe.Code != "" {
+		e.Code = pe.Code
+	}
+	e.Param = s.scrub(pe.Param)
+	if pe.Message != "" {
+		e.Message = s.scrub(pe.Message)
+	}
+	return e
+}
+
+// summary lists every candidate's reason on one line.
+func (s *Server) summary(re *router.Error) string {
+	var b strings.Builder
+	switch {
+	case errors.Is(re, router.ErrFailClosed):
+		fmt.Fprintf(&b, "detour: route %q failed closed (%s) after %d attempt(s)", re.Route, re.Kind, re.Attempts)
+	default:
+		fmt.Fprintf(&b, "detour: every candidate of route %q failed (%d attempt(s))", re.Route, re.Attempts)
+	}
+	for i, c := range re.Candidates {
+		reason := c.Reason
+		if r := []rune(reason); len(r) > 300 {
+			reason = string(r[:299]) + "…"
+		}
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%s%d. %s: %s", sep, i+1, c.Target, strings.ReplaceAll(reason, "\n", " "))
+	}
+	return s.scrub(b.String())
+}
+
+// retryAfter returns the whole seconds until the earliest parked candidate
+// of route may be tried again, capped at maxRetryAfter; 0 when none is parked.
+func (s *Server) retryAfter(route *router.Route) int {
+	now := s.clk.Now()
+	var earliest time.Time
+	for i := range route.Chain {
+		e := s.health.Get(route.Chain[i].ID(), now)
+		if e.Until.After(now) && (earliest.IsZero() || e.Until.Before(earliest)) {
+			earliest = e.Until
+		}
+	}
+	if earliest.IsZero() {
+		return 0
+	}
+	secs := int(math.Ceil(earliest.Sub(now).Seconds()))
+	return max(1, min(secs, maxRetryAfter))
+}
+
+// streamError is the error event that ends a stream cut after its first
+// output: the failure, never another model's text.
+func (s *Server) streamError(err error) *apiError {
+	f := classify.Classify(err, s.clk.Now())
+	e := &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: f.Status}
+	if f.Kind == classify.Transient {
+		e.Status = http.StatusServiceUnavailable // overloaded_error in Anthropic's words
+	}
+	e.Message = s.scrub("detour: the upstream stream failed after the answer started (" + f.Reason +
+		"); the answer is incomplete and was not replaced by another model's")
+	return e
+}
+
+// keyShape matches text shaped like an API key: a known key prefix and a
+// run of key characters, or a masked key ("sk-abc****wxyz").
+var keyShape = regexp.MustCompile(`(?:sk-|sk_|gsk_|xai-|csk-|fw_|AIza|hf_|nvapi-|r8_|pplx-|ghp_|glpat-)[A-Za-z0-9_.*-]{8,}|[A-Za-z0-9_.-]*\*{4,}[A-Za-z0-9_.-]*`)
+
+// scrub removes every upstream key detour holds, and anything shaped like a
+// key, from text bound for a client or a log.
+func (s *Server) scrub(text string) string {
+	for _, k := range s.secrets {
+		if strings.Contains(text, k) {
+			text = strings.ReplaceAll(text, k, "[redacted]")
+		}
+	}
+	return keyShape.ReplaceAllString(text, "[redacted]")
+}

@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+)
+
+// admit applies k's rate and concurrency limits. When it returns nil the
+// caller holds one of k's concurrency slots and must call k.release. A local
+// limit is a passing condition, so the 429 carries Retry-After and lets the
+// SDKs retry (unlike an exhausted chain, which says x-should-retry: false).
+func (s *Server) admit(k *clientKey) *apiError {
+	if k.lim != nil {
+		now := s.clk.Now()
+		res := k.lim.ReserveN(now, 1)
+		if d := res.DelayFrom(now); !res.OK() || d > 0 {
+			res.CancelAt(now)
+			secs := 1
+			if res.OK() {
+				secs = max(1, int(math.Ceil(d.Seconds())))
+			}
+			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Reason: "rate_limited",
+				RetryAfter: min(secs, maxRetryAfter),
+				Message:    fmt.Sprintf("rate limit of client key %q reached: try again in %d s", k.name, secs)}
+		}
+	}
+	if k.sem != nil {
+		select {
+		case k.sem <- struct{}{}:
+		default:
+			return &apiError{Status: http.StatusTooManyRequests, Code: "concurrency_limit_exceeded", Reason: "concurrency",
+				RetryAfter: 1,
+				Message: fmt.Sprintf("client key %q already has %d requests in flight, its limit: wait for one to finish",
+					k.name, cap(k.sem))}
+		}
+	}
+	return nil
+}
+
+// release gives back the concurrency slot admit took.
+func (k *clientKey) release() {
+	if k.sem != nil {
+		<-k.sem
+	}
+}
+
+// bufPool holds request body buffers and response buffers, so the hot path
+// allocates none in the steady state.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled is the largest buffer given back to bufPool; bigger ones are
+// left to the collector so one huge request does not pin memory.
+const maxPooled = 256 << 10
+
+func getBuf() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		b.Reset()
+		bufPool.Put(b)
+	}
+}
+
+// bytesPool holds output buffers for responses and stream events.
+var bytesPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// getBytes returns an empty pooled buffer; give it back with putBytes.
+func getBytes() *[]byte {
+	p := bytesPool.Get().(*[]byte)
+	*p = (*p)[:0]
+	return p
+}
+
+// putBytes gives back p, now holding b (grown from *p by appends), unless b
+// grew past maxPooled.
+func putBytes(p *[]byte, b []byte) {
+	if cap(b) <= maxPooled {
+		*p = b[:0]
+		bytesPool.Put(p)
+	}
+}
+
+// readBody reads r's body into buf, at most s.gw.MaxBody bytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) *apiError {
+	tooLarge := func() *apiError {
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Reason: "too_large",
+			Message: fmt.Sprintf("request body is larger than the gateway's limit of %s (gateway.max_body)", sizeText(s.gw.MaxBody))}
+	}
+	if r.ContentLength > s.gw.MaxBody {
+		return tooLarge()
+	}
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.gw.MaxBody))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge()
+	case err != nil:
+		return badRequest("", "could not read the request body: %v", err)
+	}
+	return nil
+}
+
+// sizeText writes n bytes as "8 MiB", "512 KiB" or "1000 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

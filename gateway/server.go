@@ -1,0 +1,311 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/detourhq/detour/clock"
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/router"
+)
+
+// Config is what New needs. Only File is required; every other field's zero
+// value means its default.
+type Config struct {
+	// File is the loaded detour.yaml: providers, routes and the gateway:
+	// section (listen address, client keys, limits).
+	File *config.Config
+	// Getenv reads the providers' key variables and the client keys'
+	// key_env variables; nil means os.Getenv.
+	Getenv func(string) string
+	// HTTPClient carries every upstream call; nil means wire/openai's
+	// default client, whose pool keeps 256 idle connections per host.
+	HTTPClient *http.Client
+	// Ledger receives one record per attempt; nil discards them.
+	Ledger ledger.Sink
+	// Health keeps each target's breaker; nil means one in memory.
+	Health *health.Breaker
+	// Logger gets one line per request (never a key or prompt text); nil
+	// discards.
+	Logger *slog.Logger
+	// Clock tells time to the router, the breaker reads and the rate
+	// limits; nil means the wall clock.
+	Clock clock.Clock
+}
+
+// Server is detour's OpenAI- and Anthropic-compatible gateway: an
+// http.Handler serving
+//
+//	POST /v1/chat/completions   OpenAI chat completions, streamed or not
+//	POST /v1/messages           Anthropic messages, streamed or not
+//	GET  /v1/models[/{id}]      the routes and targets the client's key may use
+//	GET  /healthz, /readyz      liveness and readiness
+//	GET  /metrics               Prometheus metrics (a registry of its own)
+//
+// A stream's response headers go out with its first output, so a failure
+// before it is still a plain HTTP error (503, 400, ...). When the first output
+// takes longer than gateway.keepalive, the headers go out then, followed by
+// ": ping" comments, so clients do not time out; the x-detour-provider,
+// -model, -attempts and -degraded headers then come as trailers, and a
+// failure as an error event.
+//
+// A Server is safe for concurrent use. Serve it with Serve (which adds
+// graceful shutdown) or mount it in any http.Server.
+type Server struct {
+	file      *config.Config
+	gw        config.Gateway // with defaults
+	router    *router.Router
+	health    *health.Breaker
+	clk       clock.Clock
+	log       *slog.Logger
+	buildOpts config.BuildOptions
+
+	routes       map[string]*router.Route // read-only after New
+	routeNames   []string                 // sorted
+	providers    map[string]bool          // providers a request may name directly
+	knownTargets map[string]bool          // targets with their own metrics series
+	keys         []*clientKey             // empty: no key asked for
+	secrets      []string                 // upstream keys, scrubbed from all output
+	ready        bool                     // some target has a key
+
+	metrics        *metrics
+	metricsHandler http.Handler
+
+	tmu     sync.Mutex               // guards targets
+	targets map[string]*router.Route // routes of directly named targets
+
+	draining  atomic.Bool
+	served    atomic.Bool // Serve runs: handler contexts descend from hard
+	hard      context.Context
+	hardStop  context.CancelFunc
+	active    sync.WaitGroup // chat handlers in flight
+	inflightN atomic.Int64   // the same, counted
+
+	mu  sync.Mutex // guards srv
+	srv *http.Server
+}
+
+// maxTargetRoutes caps the cache of directly named targets' routes.
+const maxTargetRoutes = 1024
+
+// New builds a gateway from cfg: every route of the file, the client keys
+// (their variables must be set), metrics and the router. It does not
+// listen.
+func New(cfg Config) (*Server, error) {
+	if cfg.File == nil {
+		return nil, errors.New("gateway: Config.File is nil")
+	}
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s := &Server{
+		file: cfg.File, gw: cfg.File.Gateway.WithDefaults(), clk: clock.Or(cfg.Clock), log: cfg.Logger,
+		health: cfg.Health, buildOpts: config.BuildOptions{Getenv: getenv, HTTPClient: cfg.HTTPClient},
+		providers: map[string]bool{}, knownTargets: map[string]bool{}, targets: map[string]*router.Route{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	}
+	if s.health == nil {
+		s.health = health.New(health.Settings{})
+	}
+	routes, err := cfg.File.Build(s.buildOpts)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	s.routes = routes
+	for name, r := range routes {
+		s.routeNames = append(s.routeNames, name)
+		for i := range r.Chain {
+			t := &r.Chain[i]
+			s.providers[t.Provider], s.knownTargets[t.ID()] = true, true
+			s.ready = s.ready || t.Client != nil
+		}
+	}
+	slices.Sort(s.routeNames)
+	for name := range cfg.File.Providers {
+		s.providers[name] = true
+	}
+	for addr := range cfg.File.Targets {
+		s.knownTargets[addr] = true
+	}
+	for name := range s.providers {
+		if p, ok := cfg.File.Provider(name); ok && p.KeyEnv != "" {
+			if k := strings.TrimSpace(getenv(p.KeyEnv)); len(k) >= 8 {
+				s.secrets = append(s.secrets, k)
+			}
+		}
+	}
+	for _, k := range s.gw.Keys {
+		ck, err := newClientKey(k, getenv, routes)
+		if err != nil {
+			return nil, err
+		}
+		s.keys = append(s.keys, ck)
+	}
+	s.hard, s.hardStop = context.WithCancel(context.Background())
+	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt}).Init()
+	s.metrics = newMetrics(s)
+	s.metricsHandler = promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	return s, nil
+}
+
+// Addr returns the address the file asks to listen on (gateway.listen, or
+// config.DefaultListen).
+func (s *Server) Addr() string { return s.gw.Listen }
+
+// Keyless reports whether the gateway asks for no client key (no
+// gateway.keys): every request is then accepted, so `detour serve` listens
+// on loopback only.
+func (s *Server) Keyless() bool { return len(s.keys) == 0 }
+
+// ServeHTTP routes a request to its surface.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; p {
+	case "/v1/chat/completions", "/chat/completions":
+		if s.method(w, r, http.MethodPost, openAIDialect) {
+			s.serveChat(w, r, openAIDialect)
+		}
+	case "/v1/messages":
+		if s.method(w, r, http.MethodPost, anthropicDialect) {
+			s.serveChat(w, r, anthropicDialect)
+		}
+	case "/v1/models", "/models":
+		if s.method(w, r, http.MethodGet, modelsDialect(r)) {
+			s.serveModels(w, r, "")
+		}
+	case "/healthz":
+		writeStatus(w, http.StatusOK, "ok")
+	case "/readyz":
+		switch {
+		case s.draining.Load():
+			writeStatus(w, http.StatusServiceUnavailable, "draining")
+		case !s.ready:
+			writeStatus(w, http.StatusServiceUnavailable, "no provider key is set")
+		default:
+			writeStatus(w, http.StatusOK, "ready")
+		}
+	case "/metrics":
+		s.metricsHandler.ServeHTTP(w, r)
+	default:
+		if id, ok := strings.CutPrefix(p, "/v1/models/"); ok && id != "" {
+			if s.method(w, r, http.MethodGet, modelsDialect(r)) {
+				s.serveModels(w, r, id)
+			}
+			return
+		}
+		d := openAIDialect
+		if strings.HasPrefix(p, "/v1/messages") {
+			d = anthropicDialect
+		}
+		writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+			Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models",
+				r.Method, p)}, "")
+	}
+}
+
+// method answers 405 unless r uses want.
+func (s *Server) method(w http.ResponseWriter, r *http.Request, want string, d dialect) bool {
+	if r.Method == want {
+		return true
+	}
+	w.Header().Set("Allow", want)
+	writeError(w, d, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+		Message: fmt.Sprintf("method %s is not allowed here; use %s", r.Method, want)}, "")
+	return false
+}
+
+// writeStatus writes {"status": text}.
+func writeStatus(w http.ResponseWriter, code int, text string) {
+	b := appendString([]byte(`{"status":`), text)
+	b = append(b, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b) //nolint:errcheck // nothing to do for a gone client
+}
+
+// Serve accepts connections on ln until Shutdown, with timeouts suited to
+// long streams (no write timeout). It returns http.ErrServerClosed after
+// Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return s.hard },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.mu.Lock()
+	if s.draining.Load() {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.srv = srv
+	s.served.Store(true)
+	s.mu.Unlock()
+	return srv.Serve(ln)
+}
+
+// Shutdown stops the gateway gracefully: /readyz turns 503, new requests
+// are refused, and requests in flight (streams included) may finish within
+// gateway.drain_timeout (or until ctx ends, if sooner). Streams still
+// running then are ended with an error event and their upstream calls
+// cancelled. It returns nil when everything drained in time, else an error
+// saying how many requests were cut.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, s.gw.DrainTimeout)
+	defer cancel()
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	drained := make(chan struct{})
+	go func() { s.active.Wait(); close(drained) }()
+	closed := make(chan struct{})
+	sctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	if srv != nil {
+		// Closes the listeners and idle connections at once, then returns
+		// when every connection went idle: after the handlers' last bytes.
+		go func() { srv.Shutdown(sctx); close(closed) }() //nolint:errcheck // the drain below decides
+	} else {
+		close(closed)
+	}
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		inflight := s.inflightN.Load()
+		s.hardStop() // every handler's context ends: streams send their error event
+		select {
+		case <-drained:
+		case <-time.After(2 * time.Second):
+		}
+		err = fmt.Errorf("gateway: drain timeout: %d request(s) cut", inflight)
+	}
+	s.hardStop()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+	}
+	if srv != nil {
+		srv.Close()
+	}
+	return err
+}

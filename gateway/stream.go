@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// streamEncoder turns llm chunks into one dialect's SSE events. Each method
+// appends whole events (each ending in a blank line) to b.
+type streamEncoder interface {
+	chunk(b []byte, ch llm.Chunk) []byte
+	end(b []byte) []byte
+	fail(b []byte, e *apiError) []byte
+	usage() llm.Usage
+}
+
+// sseOut is a stream's response: the handler writes events, and a timer
+// sends a ": ping" comment when a keep-alive interval passed without one.
+// Before the first output the same timer commits the response headers, so
+// a client waiting long for a first token (retries, failovers) still gets
+// headers in time; who answered then goes out as trailers.
+type sseOut struct {
+	mu        sync.Mutex // guards everything below; the handler and the timer share w
+	w         http.ResponseWriter
+	flusher   http.Flusher
+	committed bool
+	early     bool // committed before the answer was known
+	wrote     bool // an event went out since the last tick
+	stopped   bool
+	err       error // first write error: the client is gone
+	timer     *time.Timer
+	every     time.Duration
+}
+
+func newSSEOut(w http.ResponseWriter, every time.Duration) *sseOut {
+	o := &sseOut{w: w, every: every}
+	o.flusher, _ = w.(http.Flusher)
+	o.mu.Lock() // tick reads o.timer
+	o.timer = time.AfterFunc(every, o.tick)
+	o.mu.Unlock()
+	return o
+}
+
+// commitLocked writes the stream's headers.
+func (o *sseOut) commitLocked() {
+	h := o.w.Header()
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	h["X-Accel-Buffering"] = []string{"no"}
+	o.w.WriteHeader(http.StatusOK)
+	o.committed = true
+}
+
+// sendLocked writes b and flushes it.
+func (o *sseOut) sendLocked(b []byte) error {
+	if o.err != nil {
+		return o.err
+	}
+	if !o.committed {
+		o.commitLocked()
+	}
+	if _, err := o.w.Write(b); err != nil {
+		o.err = err
+		return err
+	}
+	if o.flusher != nil {
+		o.flusher.Flush()
+	} else if err := http.NewResponseController(o.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		o.err = err
+	}
+	o.wrote = true
+	return o.err
+}
+
+// write sends events; an error means the client is gone.
+func (o *sseOut) write(b []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sendLocked(b)
+}
+
+var ping = []byte(": ping\n\n")
+
+// tick sends a keep-alive when nothing went out for a whole interval.
+func (o *sseOut) tick() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
+	if !o.wrote {
+		if !o.committed {
+			o.early = true
+			o.w.Header()["Trailer"] = []string{"X-Detour-Provider, X-Detour-Model, X-Detour-Attempts, X-Detour-Degraded"}
+		}
+		o.sendLocked(ping) //nolint:errcheck // the handler sees the error on its next write
+	}
+	o.wrote = false
+	o.timer.Reset(o.every)
+}
+
+// stop ends the keep-alives; no write happens after it returns.
+func (o *sseOut) stop() {
+	o.mu.Lock()
+	o.stopped = true
+	o.timer.Stop()
+	o.mu.Unlock()
+}
+
+// serveStream answers a request that asked for a stream. The router fails
+// over invisibly until a target produces its first output; after that a
+// failure ends the stream with an error event in the client's dialect,
+// never with another model's text.
+func (c *call) serveStream(ctx context.Context) {
+	s := c.s
+	out := newSSEOut(c.w, s.gw.KeepAlive)
+	defer out.stop()
+	var enc streamEncoder
+	if c.d == anthropicDialect {
+		enc = &anStream{c: c}
+	} else {
+		enc = &oaStream{c: c}
+	}
+	p := getBytes()
+	b := *p
+	defer func() { putBytes(p, b) }()
+
+	sr, err := s.router.Stream(ctx, c.route, c.cr.req, c.opts)
+	if err != nil {
+		out.mu.Lock()
+		defer out.mu.Unlock()
+		out.stopped = true // no ping, and no header, behind our back from now on
+		if !out.committed {
+			c.failed(err) // still a plain HTTP error: 503, 400, ...
+			return
+		}
+		// Keep-alives are out, so the headers are: the failure goes in an
+		// error event.
+		e, gone := c.failure(err)
+		c.status = http.StatusOK
+		if !gone {
+			b = enc.fail(b[:0], e)
+			out.sendLocked(b) //nolint:errcheck // the client may be gone
+		}
+		return
+	}
+	defer sr.Stream.Close()
+	pre := sr.Attempts
+	out.mu.Lock()
+	if out.early {
+		c.answered, c.sends = sr.Target, sends(pre)+1
+	} else {
+		c.setWho(c.w.Header(), sr.Target, sends(pre)+1, sr.Degraded)
+	}
+	out.mu.Unlock()
+	c.status = http.StatusOK
+
+	first := true
+	for {
+		ch, err := sr.Stream.Next()
+		if err == io.EOF {
+			b = enc.end(b[:0])
+			if out.write(b) != nil {
+				c.outcome = OutcomeCanceled
+				break
+			}
+			c.outcome = outcome(pre, sr.Target)
+			s.metrics.observeRecovery(pre, sr.Target, enc.usage())
+			break
+		}
+		if err != nil {
+			c.streamFailed(out, enc, &b, err)
+			break
+		}
+		b = enc.chunk(b[:0], ch)
+		if len(b) == 0 {
+			continue
+		}
+		if first {
+			first = false
+			c.ttft = s.clk.Now().Sub(c.start)
+			s.metrics.ttft.WithLabelValues(c.d.String()).Observe(c.ttft.Seconds())
+		}
+		if out.write(b) != nil {
+			c.outcome, c.errText = OutcomeCanceled, "the client went away"
+			break
+		}
+	}
+	if out.early {
+		out.mu.Lock()
+		h := c.w.Header()
+		h.Set("X-Detour-Provider", sr.Target.Provider)
+		h.Set("X-Detour-Model", sr.Target.Model)
+		h.Set("X-Detour-Attempts", strconv.Itoa(c.sends))
+		h.Set("X-Detour-Degraded", strconv.FormatBool(sr.Degraded))
+		out.mu.Unlock()
+	}
+}
+
+// streamFailed ends a stream whose upstream failed after its first output:
+// an explicit error event, unless the client itself went away.
+func (c *call) streamFailed(out *sseOut, enc streamEncoder, b *[]byte, err error) {
+	s := c.s
+	if c.r.Context().Err() != nil && s.hard.Err() == nil {
+		c.outcome, c.errText = OutcomeCanceled, "the client went away"
+		return
+	}
+	e := s.streamError(err)
+	if s.hard.Err() != nil {
+		e = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "shutting_down",
+			Message: "detour: the gateway is shutting down; the answer is incomplete"}
+	}
+	c.outcome, c.errText = OutcomeInterrupted, e.Message
+	*b = enc.fail((*b)[:0], e)
+	out.write(*b) //nolint:errcheck // the client may be gone
+}
