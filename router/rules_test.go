@@ -340,3 +340,32 @@ func TestRouter_ChainAcrossDialects(t *testing.T) {
 		t.Fatalf("gemini health %s until %s, want parked for hours", st, until)
 	}
 }
+
+// The budget's extra-cost ceiling stops a fallback to a dearer target.
+func TestRouter_ExtraCostCeilingStopsDearFallback(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "cheap", model: "m"}, spec{provider: "dear", model: "m"})
+	route.Chain[1].PriceIn, route.Chain[1].PriceOut = 15, 75 // USD per million
+	route.Budget = policy.Budget{MaxExtraCost: 0.01}
+	h.script("cheap", "m", f(sim.NoCredits))
+	req := prompt("x")
+	req.MaxTokens = 1000 // 1000 output tokens at $75/M = $0.075 over the ceiling
+	_, err := h.router.Complete(context.Background(), route, req, router.Options{})
+	if !errors.Is(err, router.ErrAllFailed) {
+		t.Fatalf("err = %v, want the request to stop at the ceiling", err)
+	}
+	if n := h.srv.Stats().Requests("dear", ""); n != 0 {
+		t.Fatalf("the dear target got %d requests past the extra-cost ceiling", n)
+	}
+	// With the cheap target parked, the dear one is still held to the ceiling.
+	if _, err := h.router.Complete(context.Background(), route, req, router.Options{}); !errors.Is(err, router.ErrAllFailed) {
+		t.Fatalf("parked primary: err = %v, want the ceiling to stop the dear target", err)
+	}
+	if rows := h.rows(); rows[len(rows)-1].Status != "skipped_cost" {
+		t.Fatalf("last record %+v, want skipped_cost", rows[len(rows)-1])
+	}
+	req.MaxTokens = 10 // now within the ceiling
+	res, err := h.router.Complete(context.Background(), route, req, router.Options{})
+	if err != nil || res.Target.Provider != "dear" {
+		t.Fatalf("within the ceiling: %v %v", res, err)
+	}
+}

@@ -34,6 +34,7 @@ type walk struct {
 	last        map[string]Candidate // each target's last word, by ID
 	lastErr     error
 	requeue     bool
+	req         *llm.Request // the caller's request, for cost estimates
 	// stream is set when the caller asked for a stream; it receives the
 	// stream that reached its first output.
 	stream   *streamWalk
@@ -41,6 +42,7 @@ type walk struct {
 }
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
+	w.req = req
 	w.tried = make(map[string]bool)
 	queued := false
 	for i := 0; i < len(w.cands); i++ {
@@ -93,6 +95,12 @@ func (w *walk) admit(t *Target, retry bool) (health.Permit, bool) {
 	case w.tried[t.Provider] && !retry:
 		w.skip(t, "skipped_tried", "provider "+t.Provider+" already tried in this request")
 		return health.Permit{}, true
+	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
+		u := estimate(w.req, t)
+		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
+			w.skip(t, "skipped_cost", fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost))
+			return health.Permit{}, true
+		}
 	}
 	permit, err := w.r.health().Allow(id, w.clk.Now())
 	var parked *health.ParkedError
@@ -165,7 +173,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			f.Kind, f.Status, f.Reason = classify.Canceled, "canceled", "caller cancelled"
 		}
 		w.lastErr = err
-		next := w.next(idx, t)
+		next := w.next(idx, t, treq)
 		earliest := w.earliest
 		if !f.Until.IsZero() && (earliest.IsZero() || f.Until.Before(earliest)) {
 			earliest = f.Until
@@ -192,6 +200,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 		a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, d.Action, f.Reason, &f
 		a.Wait = d.Wait
 		w.last[t.ID()] = Candidate{Target: t.ID(), Status: f.Status, Kind: f.Kind, Reason: fullReason(f)}
+		w.spentExtra += a.Cost
 		w.record(a)
 		switch d.Action {
 		case policy.Retry:
@@ -226,6 +235,27 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 	}
 }
 
+// estimate is the usage req would bill at t, for the extra-cost ceiling:
+// about four characters a token in, and the output cap out (the request's,
+// else the target's, else 1024).
+func estimate(req *llm.Request, t *Target) llm.Usage {
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			chars += len(tc.Arguments)
+		}
+	}
+	out := req.MaxTokens
+	if out <= 0 {
+		out = t.MaxOutput
+	}
+	if out <= 0 {
+		out = 1024
+	}
+	return llm.Usage{InputTokens: chars/4 + 1, OutputTokens: out}
+}
+
 // attemptContext bounds one send by what is left of the deadline. The cancel
 // func passes to the stream when a stream is handed to the caller.
 func (w *walk) attemptContext(ctx context.Context, now time.Time) (context.Context, context.CancelFunc) {
@@ -233,7 +263,7 @@ func (w *walk) attemptContext(ctx context.Context, now time.Time) (context.Conte
 }
 
 // next describes the first candidate after idx that could be sent to now.
-func (w *walk) next(idx int, failed *Target) policy.Next {
+func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 	now := w.clk.Now()
 	for _, t := range w.cands[idx+1:] {
 		if t.Client == nil || t.Provider == failed.Provider || w.tried[t.Provider] {
@@ -244,6 +274,13 @@ func (w *walk) next(idx int, failed *Target) policy.Next {
 		}
 		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
 		n.LargerContext = t.Context > 0 && failed.Context > 0 && t.Context > failed.Context
+		if w.budget.MaxExtraCost > 0 {
+			u := estimate(req, t)
+			n.ExtraCost = max(t.Cost(u)-w.cands[0].Cost(u), 0)
+			if w.spentExtra+n.ExtraCost > w.budget.MaxExtraCost {
+				continue // admit skips it; look for an affordable one
+			}
+		}
 		return n
 	}
 	return policy.Next{}
