@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test unit race fuzz vet bench demo build
+.PHONY: test unit race fuzz vet bench bench-gateway demo build
 
 ## test: vet, every test with the race detector, then a short run of each fuzz target
 test: vet race fuzz
@@ -31,3 +31,10 @@ demo:
 
 build:
 	$(GO) build -o bin/detour ./cmd/detour
+
+## bench-gateway: `detour serve` against the upstream direct and a plain
+## reverse proxy under load, plus the failover scenario (about 5 minutes;
+## the markdown report goes to stdout; BENCH_ARGS passes flags, e.g.
+## BENCH_ARGS="-duration 2s -rounds 1 -perf -out /tmp/bench.md")
+bench-gateway:
+	$(GO) run ./bench/gateway $(BENCH_ARGS)

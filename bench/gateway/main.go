@@ -1,0 +1,581 @@
+// Command gateway is detour's gateway load benchmark, `make bench-gateway`:
+// a simulate upstream on loopback, a load generator of its own, and three
+// systems measured in one run, interleaved so that drift hits them alike:
+//
+//	direct   the upstream itself
+//	proxy    a plain httputil.ReverseProxy with a pooled transport
+//	         (bench/revproxy): the floor any Go proxy reaches on this machine
+//	detour   `detour serve` with a one-target route, ledger off
+//
+// For each cell (connections x streaming or not) it runs the three back to
+// back, each system in a fresh process of its own (so its CPU time and peak
+// RSS belong to that cell alone), and repeats the rounds, rotating the
+// order; the report gives the median of the rounds. A fourth system,
+// detour+ledger, runs in the -ledger-conns cells with the ledger written to
+// a temporary file. Then a failover scenario: a route whose first target
+// always answers 429 with a Retry-After of -park, measuring the latency a
+// failover adds and counting the requests that reach the failing target
+// while it is parked.
+//
+// With -quiet (on by default) each measurement waits for the rest of the
+// machine to be idle and is run again when other processes took more than
+// their share of the CPUs meanwhile; the report shows how busy everything
+// was. -perf adds a perf(1) profile of detour serve under load.
+//
+// Every process listens on 127.0.0.1 only; the binaries are built once into
+// a temporary directory, which is removed at the end (-keep keeps it, with
+// the configs, logs and ledgers). Children are stopped on exit and on
+// Ctrl-C, and killed by the kernel if the harness dies. CPU time and RSS
+// come from /proc (Linux); the load generator shares the machine's CPUs
+// with the system under test and the upstream, and the report says how busy
+// each was.
+//
+//	go run ./bench/gateway                                # the full run, about 5 minutes
+//	go run ./bench/gateway -duration 2s -rounds 1         # a quick look
+//	go run ./bench/gateway -conns 32 -stream=false -failover=false -perf
+//	go run ./bench/gateway -systems proxy,detour -upstream-per-chunk 20ms
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The systems under test.
+const (
+	sysDirect = "direct"
+	sysProxy  = "proxy"
+	sysDetour = "detour"
+	sysLedger = "detour+ledger"
+)
+
+// options are the command's flags.
+type options struct {
+	duration, warmup time.Duration
+	rounds           int
+	conns            []int
+	streams          []bool
+	ledgerConns      []int
+	systems          []string
+	failover         bool
+	failoverDur      time.Duration
+	park             time.Duration
+	promptBytes      int
+	latency          time.Duration
+	perChunk         time.Duration
+	quiet            float64
+	out              string
+	bin              string
+	keep             bool
+	perf             bool
+	perfConns        int
+}
+
+func main() {
+	var o options
+	var conns, streams, ledgerConns, systems string
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time per system and cell")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "load before each measured window (not counted)")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the whole matrix; the report gives their median")
+	flag.StringVar(&conns, "conns", "1,32,128", "connection counts, comma-separated")
+	flag.StringVar(&streams, "stream", "false,true", "streaming modes to run, comma-separated booleans")
+	flag.StringVar(&ledgerConns, "ledger-conns", "32", "cells where detour also runs with its ledger on (\"\" for none)")
+	flag.StringVar(&systems, "systems", "direct,proxy,detour", "systems to measure, comma-separated: direct, proxy, detour")
+	flag.BoolVar(&o.failover, "failover", true, "run the failover scenario")
+	flag.DurationVar(&o.failoverDur, "failover-duration", 4*time.Second, "measured time of each failover run")
+	flag.DurationVar(&o.park, "park", 200*time.Millisecond, "Retry-After of the failing target's 429s: how long detour parks it")
+	flag.IntVar(&o.promptBytes, "prompt-bytes", 1024, "size of the user message of each request")
+	flag.DurationVar(&o.latency, "upstream-latency", 0, "upstream time to first token (0: answers at once, which measures pure overhead)")
+	flag.DurationVar(&o.perChunk, "upstream-per-chunk", 0, "upstream time between streamed events (0: all at once); a non-streamed answer waits as long in all")
+	flag.Float64Var(&o.quiet, "quiet", 25, "percent of the machine's CPU other processes may use during a measurement: wait up to 3s for it "+
+		"before each one, and run it once more (keeping the quieter) when exceeded; 0 turns this off")
+	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	flag.StringVar(&o.bin, "bin", "", "directory holding prebuilt detour, upstream and revproxy binaries (default: build them)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, config, logs, ledgers, profiles)")
+	flag.BoolVar(&o.perf, "perf", false, "after the matrix, profile detour serve under load with perf(1), if installed")
+	flag.IntVar(&o.perfConns, "perf-conns", 32, "connections of the -perf runs")
+	flag.Parse()
+	var err error
+	if o.conns, err = parseInts(conns); err != nil || len(o.conns) == 0 {
+		fatalf("-conns %q: want positive integers like 1,32,128", conns)
+	}
+	if o.ledgerConns, err = parseInts(ledgerConns); err != nil {
+		fatalf("-ledger-conns %q: want positive integers like 32, or \"\"", ledgerConns)
+	}
+	if o.streams, err = parseBools(streams); err != nil || len(o.streams) == 0 {
+		fatalf("-stream %q: want false, true or false,true", streams)
+	}
+	for _, f := range strings.Split(systems, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case sysDirect, sysProxy, sysDetour:
+			o.systems = append(o.systems, f)
+		case "":
+		default:
+			fatalf("-systems: unknown system %q: use direct, proxy or detour", f)
+		}
+	}
+	if o.rounds < 1 || o.duration <= 0 || o.warmup < 0 || o.park <= 0 || o.failoverDur <= 0 || o.promptBytes < 0 || o.latency < 0 || o.perChunk < 0 {
+		fatalf("-rounds must be at least 1, -duration, -park and -failover-duration positive, -warmup and -prompt-bytes not negative")
+	}
+
+	b := &bench{opt: o, started: time.Now()}
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigc
+		fmt.Fprintln(os.Stderr, "\nbench: interrupted: stopping every process")
+		stopAll()
+		b.cleanup()
+		os.Exit(130)
+	}()
+	err = b.run()
+	stopAll()
+	b.cleanup()
+	if err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseBools(s string) ([]bool, error) {
+	var out []bool
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseBool(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// run builds the binaries, starts the upstream, runs the matrix, the
+// failover scenario and the profiles, and prints the report.
+func (b *bench) run() error {
+	dir, err := os.MkdirTemp("", "detour-bench-")
+	if err != nil {
+		return err
+	}
+	b.dir = dir
+	b.loadStart = loadAvg()
+	if err := b.build(); err != nil {
+		return err
+	}
+	b.up, err = startProc("upstream", filepath.Join(dir, "upstream.log"), b.bins["upstream"],
+		"-fail-retry-after", b.opt.park.String(), "-latency", b.opt.latency.String(), "-per-chunk", b.opt.perChunk.String())
+	if err != nil {
+		return err
+	}
+	if b.upAddr, err = hostPort(b.up.url); err != nil {
+		return err
+	}
+	if err := b.writeConfig(); err != nil {
+		return err
+	}
+	b.logf("upstream %s (pid %d); detour config %s", b.up.url, b.up.pid, b.cfgPath)
+
+	systems := b.opt.systems
+	for round := range b.opt.rounds {
+		for _, conns := range b.opt.conns {
+			for _, stream := range b.opt.streams {
+				order := rotate(systems, round)
+				if contains(b.opt.ledgerConns, conns) && slices.Contains(systems, sysDetour) {
+					order = append(order, sysLedger)
+				}
+				for _, sys := range order {
+					c, err := b.measure(sys, conns, stream, round)
+					if err != nil {
+						return err
+					}
+					b.cells = append(b.cells, c)
+					b.logf("round %d/%d  %-13s %3d conns  stream=%-5v  %8.0f req/s  p50 %s  p99 %s  cpu %.3f ms/req  rss %.1f MiB  others %.0f%%%s",
+						round+1, b.opt.rounds, sys, conns, stream, c.rps, ms(c.p50), ms(c.p99), c.cpuPerReq(c.sutCPU),
+						mib(c.rss), c.others(), errNote(c))
+				}
+			}
+		}
+	}
+	if b.opt.failover {
+		if err := b.runFailover(); err != nil {
+			return err
+		}
+	}
+	if b.opt.perf {
+		if err := b.runPerf(); err != nil {
+			b.logf("perf: %v", err)
+		}
+	}
+	if b.up.exited() {
+		return fmt.Errorf("the upstream exited during the run; its stderr:\n%s", tail(b.up.log))
+	}
+	b.loadEnd = loadAvg()
+	report := b.report()
+	fmt.Print(report)
+	if b.opt.out != "" {
+		if err := os.WriteFile(b.opt.out, []byte(report), 0o644); err != nil {
+			return err
+		}
+		b.logf("report written to %s", b.opt.out)
+	}
+	return nil
+}
+
+// cleanup removes the temporary directory unless -keep.
+func (b *bench) cleanup() {
+	if b.dir == "" {
+		return
+	}
+	if b.opt.keep {
+		fmt.Fprintf(os.Stderr, "bench: kept %s\n", b.dir)
+		return
+	}
+	os.RemoveAll(b.dir)
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%5.1fs] %s\n", time.Since(b.started).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// build compiles detour, the upstream and the reverse proxy into the
+// temporary directory (or takes them from -bin).
+func (b *bench) build() error {
+	b.bins = map[string]string{}
+	names := []string{"detour", "upstream", "revproxy"}
+	if b.opt.bin != "" {
+		for _, n := range names {
+			p := filepath.Join(b.opt.bin, n)
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("-bin: %w", err)
+			}
+			b.bins[n] = p
+		}
+		return nil
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	mod := strings.TrimSpace(string(out))
+	if err != nil || mod == "" || mod == os.DevNull {
+		return errors.New("run from inside the detour module (go env GOMOD names no go.mod), or pass -bin")
+	}
+	root := filepath.Dir(mod)
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-o", b.dir+string(filepath.Separator),
+		"./cmd/detour", "./bench/upstream", "./bench/revproxy")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	for _, n := range names {
+		b.bins[n] = filepath.Join(b.dir, n)
+	}
+	b.logf("built detour, upstream and revproxy in %.1fs", time.Since(start).Seconds())
+	return nil
+}
+
+// writeConfig writes the detour config: a one-target route bench-model,
+// and the failover route whose first target always answers 429. Its
+// max_server_wait is under the 429's Retry-After, so detour parks that
+// target instead of waiting.
+func (b *bench) writeConfig() error {
+	b.cfgPath = filepath.Join(b.dir, "detour.yaml")
+	cfg := fmt.Sprintf(`# generated by bench/gateway
+providers:
+  up:   {dialect: openai, base_url: %[1]s/up/v1, key_env: "", pool: local}
+  fail: {dialect: openai, base_url: %[1]s/fail/v1, key_env: "", pool: free}
+routes:
+  bench-model:
+    chain: [up/bench-model]
+  failover:
+    chain: [fail/bench-model, up/bench-model]
+    budget: {max_server_wait: %[2]s}
+`, b.up.url, durationYAML(b.opt.park/4))
+	return os.WriteFile(b.cfgPath, []byte(cfg), 0o600)
+}
+
+// durationYAML writes d with a unit detour's config accepts, at least 1ms.
+func durationYAML(d time.Duration) string {
+	return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms"
+}
+
+// chatBody returns an OpenAI chat request for model with a user message of
+// about n bytes.
+func chatBody(model string, stream bool, n int) []byte {
+	const words = "lorem ipsum dolor sit amet consectetur adipiscing elit "
+	var prompt strings.Builder
+	prompt.WriteString("Say hello. ")
+	for prompt.Len() < n {
+		prompt.WriteString(words)
+	}
+	req := map[string]any{
+		"model": model,
+		"messages": []map[string]string{
+			{"role": "system", "content": "You are a terse assistant."},
+			{"role": "user", "content": prompt.String()[:max(n, 11)]},
+		},
+		"max_tokens":  64,
+		"temperature": 0,
+	}
+	if stream {
+		req["stream"] = true
+		req["stream_options"] = map[string]bool{"include_usage": true}
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// startDetour starts `detour serve` on a free loopback port; ledger "-"
+// means none.
+func (b *bench) startDetour(tag, ledger string) (*proc, error) {
+	return startProc("detour serve", filepath.Join(b.dir, tag+".log"), b.bins["detour"],
+		"serve", "--config", b.cfgPath, "--listen", "127.0.0.1:0", "--ledger", ledger, "--log-level", "warn")
+}
+
+// resetUpstream makes the upstream forget the requests it has seen.
+func (b *bench) resetUpstream() error {
+	resp, err := http.Post(b.up.url+"/_bench/reset", "", nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("upstream reset: %s", resp.Status)
+	}
+	return nil
+}
+
+// upstreamStats fetches the upstream's counts since its last reset.
+func (b *bench) upstreamStats() (upstreamStats, error) {
+	var st upstreamStats
+	resp, err := http.Get(b.up.url + "/_bench/stats")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("upstream stats: %s", resp.Status)
+	}
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// upstreamStats mirrors the upstream's GET /_bench/stats.
+type upstreamStats struct {
+	Requests     map[string]int `json:"requests"`
+	FailArrivals []int64        `json:"fail_arrivals"`
+}
+
+// measure runs one system at one cell. With -quiet it first waits (at
+// most 3 s) for the other processes of the machine to calm down, and runs
+// the cell once more when they still took more than their share, keeping
+// the quieter of the two.
+func (b *bench) measure(sys string, conns int, stream bool, round int) (cell, error) {
+	var best cell
+	for try := 1; try <= 2; try++ {
+		if b.opt.quiet > 0 {
+			waitQuiet(b.opt.quiet, 3*time.Second)
+		}
+		c, err := b.runCell(sys, conns, stream, round)
+		if err != nil {
+			return c, err
+		}
+		if try == 1 || c.others() < best.others() {
+			best = c
+		}
+		best.tries = try
+		if b.opt.quiet <= 0 || best.others() <= b.opt.quiet {
+			break
+		}
+		b.logf("round %d/%d  %-13s %3d conns  stream=%-5v  other processes took %.0f%% of the machine: once more",
+			round+1, b.opt.rounds, sys, conns, stream, c.others())
+	}
+	return best, nil
+}
+
+// waitQuiet returns once the machine was busy less than pct percent over
+// a quarter of a second, or after max.
+func waitQuiet(pct float64, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		a, err := machineCPU()
+		if err != nil {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+		z, err := machineCPU()
+		if err != nil || z.total <= a.total {
+			return
+		}
+		if float64(z.busy-a.busy)/float64(z.total-a.total)*100 < pct {
+			return
+		}
+	}
+}
+
+// runCell measures one system at one cell in a fresh process.
+func (b *bench) runCell(sys string, conns int, stream bool, round int) (cell, error) {
+	c := cell{system: sys, conns: conns, stream: stream, round: round}
+	sut, addr, path := b.up, b.upAddr, "/up/v1/chat/completions"
+	tag := fmt.Sprintf("r%d-%s-c%d-s%v", round+1, strings.ReplaceAll(sys, "+", "-"), conns, stream)
+	var err error
+	switch sys {
+	case sysProxy:
+		sut, err = startProc("revproxy", filepath.Join(b.dir, tag+".log"), b.bins["revproxy"], "-upstream", b.up.url+"/up")
+	case sysDetour:
+		sut, err = b.startDetour(tag, "-")
+	case sysLedger:
+		c.ledgerPath = filepath.Join(b.dir, tag+".jsonl")
+		sut, err = b.startDetour(tag, c.ledgerPath)
+	}
+	if err != nil {
+		return c, err
+	}
+	if sut != b.up {
+		defer sut.stop()
+		if addr, err = hostPort(sut.url); err != nil {
+			return c, err
+		}
+		path = "/v1/chat/completions"
+	}
+	pid := strconv.Itoa(sut.pid)
+	upPid := strconv.Itoa(b.up.pid)
+	var sampler *rssSampler
+	var sut0, up0, self0, sut1, up1, self1 time.Duration
+	var mc0, mc1 cpuStat
+	var resetErr error
+	res := runLoad(loadSpec{
+		addr: addr, conns: conns, warmup: b.opt.warmup, duration: b.opt.duration,
+		requests: []request{newRequest("", addr, path, chatBody("bench-model", stream, b.opt.promptBytes), stream)},
+		onStart: func() {
+			resetErr = b.resetUpstream() // keeps the upstream's request log short
+			sut0, _ = cpuTime(pid)
+			up0, _ = cpuTime(upPid)
+			self0, _ = cpuTime("self")
+			mc0, _ = machineCPU()
+			sampler = sampleRSS(pid)
+		},
+		onEnd: func() {
+			sut1, _ = cpuTime(pid)
+			up1, _ = cpuTime(upPid)
+			self1, _ = cpuTime("self")
+			mc1, _ = machineCPU()
+			c.rss = sampler.end()
+			c.anon, c.file = rssSplit(pid)
+		},
+	})
+	if resetErr != nil {
+		return c, resetErr
+	}
+	if sut.exited() {
+		return c, fmt.Errorf("%s exited during the run; its stderr:\n%s", sys, tail(sut.log))
+	}
+	_, c.hwm, _ = memory(pid)
+	all := res.all()
+	c.reqs, c.fails, c.errText = res.ok, res.fail, res.errSummary()
+	c.rps, c.p50, c.p99 = res.rps(), all.Quantile(0.5), all.Quantile(0.99)
+	c.ttfb50 = res.ttfb.Quantile(0.5)
+	c.sutCPU, c.upCPU, c.selfCPU = sut1-sut0, up1-up0, self1-self0
+	c.wall = b.opt.duration
+	c.machineBusy, c.steal = mc1.busy-mc0.busy, mc1.steal-mc0.steal
+	if c.ledgerPath != "" {
+		sut.stop() // flush and close the ledger before counting its lines
+		c.ledgerLines, c.ledgerBytes = countLines(c.ledgerPath)
+	}
+	if res.ok == 0 {
+		return c, fmt.Errorf("%s at %d conns (stream %v): no request succeeded: %s; its stderr:\n%s",
+			sys, conns, stream, c.errText, tail(sut.log))
+	}
+	return c, nil
+}
+
+// countLines returns the number of lines and bytes of a file.
+func countLines(path string) (lines, size int64) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0
+	}
+	return int64(strings.Count(string(b), "\n")), int64(len(b))
+}
+
+func rotate(s []string, n int) []string {
+	out := make([]string, 0, len(s)+1)
+	for i := range s {
+		out = append(out, s[(i+n)%len(s)])
+	}
+	return out
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// loadAvg returns the 1-, 5- and 15-minute load averages, or "n/a".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// machine describes the host for the report.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = " " + strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%d CPUs (%s), %s%s, %s", runtime.NumCPU(), model, runtime.GOOS, kernel, runtime.Version())
+}
