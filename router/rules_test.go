@@ -369,3 +369,35 @@ func TestRouter_ExtraCostCeilingStopsDearFallback(t *testing.T) {
 		t.Fatalf("within the ceiling: %v %v", res, err)
 	}
 }
+
+// A batch request whose every candidate is already parked waits for the
+// earliest reset (inside its deadline), then sends one probe.
+func TestRouter_BatchQueuesWhenEverythingIsParked(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "p1", model: "m"})
+	route.Budget = policy.Batch()
+	h.script("p1", "m", f(sim.DailyQuota), f(sim.OK))
+	// The first request meets the wall and queues for it (policy path).
+	if _, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h.script("p1", "m", f(sim.DailyQuota))
+	route.Budget.Queue = false
+	if _, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{}); err == nil {
+		t.Fatal("without queueing the parked target should fail the request")
+	}
+	// The next request finds it parked before any send (skip path) and waits.
+	route.Budget.Queue = true
+	before := len(h.clk.Sleeps())
+	res, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{})
+	if err != nil || res.Target.Provider != "p1" {
+		t.Fatalf("queued request: %v %v", res, err)
+	}
+	sleeps := h.clk.Sleeps()[before:]
+	if len(sleeps) != 1 || sleeps[0] < 7*time.Minute {
+		t.Fatalf("sleeps = %v, want one wait for the ~7 min reset", sleeps)
+	}
+	rows := h.rows()
+	if got := rows[len(rows)-2].Status; got != "skipped_parked" {
+		t.Fatalf("want a recorded skip before the wait, got %s", got)
+	}
+}
