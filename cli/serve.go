@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,7 @@ type serveFlags struct {
 	ledgerPath string
 	logLevel   string
 	logFormat  string
+	pprof      string
 }
 
 func newServe(env Env) *cobra.Command {
@@ -59,6 +62,7 @@ idempotency-key. Answers carry x-detour-route, -provider, -model, -attempts,
 	fl.StringVar(&f.ledgerPath, "ledger", "", "ledger file (default $DETOUR_LEDGER, else $XDG_STATE_HOME/detour/ledger.jsonl; \"-\" for none)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "request log level: debug, info (one line per request), warn (failures only), error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	fl.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof, /debug/pprof/) on this loopback host:port, apart from the gateway (default off)")
 	return cmd
 }
 
@@ -94,6 +98,9 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	if addr == "" {
 		addr = gw.Addr()
 	}
+	if f.pprof != "" && !loopback(f.pprof) {
+		return withCode(ExitUsage, fmt.Errorf("--pprof %s: profiles are served on loopback only (e.g. 127.0.0.1:6060)", f.pprof))
+	}
 	if gw.Keyless() && !loopback(addr) {
 		return withCode(ExitConfig, fmt.Errorf("refusing to listen on %s without client keys: add gateway.keys to the config "+
 			"(key_env or sha256), or listen on 127.0.0.1", addr))
@@ -101,6 +108,14 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return withCode(ExitConfig, fmt.Errorf("listen: %w", err))
+	}
+	if f.pprof != "" {
+		stop, err := servePprof(f.pprof, env)
+		if err != nil {
+			ln.Close()
+			return withCode(ExitConfig, err)
+		}
+		defer stop()
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintln(env.Stdout, url)
@@ -125,6 +140,25 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	}
 	fmt.Fprintln(env.Stderr, "detour serve: stopped")
 	return nil
+}
+
+// servePprof serves net/http/pprof's handlers on addr, a listener of its
+// own; stop closes it.
+func servePprof(addr string, env Env) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
+	fmt.Fprintf(env.Stderr, "detour serve: profiles on http://%s/debug/pprof/\n", ln.Addr())
+	return func() { srv.Close() }, nil
 }
 
 // loopback reports whether addr (host:port) listens on loopback only.

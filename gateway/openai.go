@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/detourhq/detour/llm"
 )
@@ -167,6 +168,14 @@ func oaContent(raw json.RawMessage, param string) (string, *apiError) {
 	}
 	switch raw[0] {
 	case '"':
+		// The body was valid JSON, so a string without escapes is its
+		// bytes between the quotes: no second decode (invalid UTF-8 still
+		// goes through json.Unmarshal, which replaces it).
+		if n := len(raw); n >= 2 && raw[n-1] == '"' {
+			if in := raw[1 : n-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+				return string(in), nil
+			}
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return "", badRequest(param, "%s is not a valid string", param)

@@ -33,6 +33,7 @@ type sseOut struct {
 	committed bool
 	early     bool // committed before the answer was known
 	wrote     bool // an event went out since the last tick
+	held      bool // written but not flushed: more is coming at once
 	stopped   bool
 	err       error // first write error: the client is gone
 	timer     *time.Timer
@@ -58,8 +59,10 @@ func (o *sseOut) commitLocked() {
 	o.committed = true
 }
 
-// sendLocked writes b and flushes it.
-func (o *sseOut) sendLocked(b []byte) error {
+// sendLocked writes b and flushes it, unless hold: then b waits in the
+// response's buffer for the events the upstream already has ready, and
+// goes out with them in one write.
+func (o *sseOut) sendLocked(b []byte, hold bool) error {
 	if o.err != nil {
 		return o.err
 	}
@@ -70,20 +73,42 @@ func (o *sseOut) sendLocked(b []byte) error {
 		o.err = err
 		return err
 	}
+	o.wrote = true
+	if hold {
+		o.held = true
+		return nil
+	}
+	o.flushLocked()
+	return o.err
+}
+
+// flushLocked sends what the response has buffered.
+func (o *sseOut) flushLocked() {
+	o.held = false
 	if o.flusher != nil {
 		o.flusher.Flush()
 	} else if err := http.NewResponseController(o.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		o.err = err
 	}
-	o.wrote = true
-	return o.err
 }
 
-// write sends events; an error means the client is gone.
-func (o *sseOut) write(b []byte) error {
+// write sends events; an error means the client is gone. With hold (the
+// upstream's next chunk has already arrived: llm.Ready) they are only
+// buffered, to go out with the next write or flush.
+func (o *sseOut) write(b []byte, hold bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.sendLocked(b)
+	return o.sendLocked(b, hold)
+}
+
+// flush sends events held by write.
+func (o *sseOut) flush() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.held && o.err == nil {
+		o.flushLocked()
+	}
+	return o.err
 }
 
 var ping = []byte(": ping\n\n")
@@ -100,7 +125,7 @@ func (o *sseOut) tick() {
 			o.early = true
 			o.w.Header()["Trailer"] = []string{"X-Detour-Provider, X-Detour-Model, X-Detour-Attempts, X-Detour-Degraded"}
 		}
-		o.sendLocked(ping) //nolint:errcheck // the handler sees the error on its next write
+		o.sendLocked(ping, false) //nolint:errcheck // the handler sees the error on its next write
 	}
 	o.wrote = false
 	o.timer.Reset(o.every)
@@ -147,7 +172,7 @@ func (c *call) serveStream(ctx context.Context) {
 		c.status = http.StatusOK
 		if !gone {
 			b = enc.fail(b[:0], e)
-			out.sendLocked(b) //nolint:errcheck // the client may be gone
+			out.sendLocked(b, false) //nolint:errcheck // the client may be gone
 		}
 		return
 	}
@@ -167,7 +192,7 @@ func (c *call) serveStream(ctx context.Context) {
 		ch, err := sr.Stream.Next()
 		if err == io.EOF {
 			b = enc.end(b[:0])
-			if out.write(b) != nil {
+			if out.write(b, false) != nil {
 				c.outcome = OutcomeCanceled
 				break
 			}
@@ -180,7 +205,15 @@ func (c *call) serveStream(ctx context.Context) {
 			break
 		}
 		b = enc.chunk(b[:0], ch)
+		// Events the upstream sent together go out together: flush only
+		// when the next chunk is not here yet, so a lone event still goes
+		// out at once.
+		more := llm.Ready(sr.Stream)
 		if len(b) == 0 {
+			if !more && out.flush() != nil {
+				c.outcome, c.errText = OutcomeCanceled, "the client went away"
+				break
+			}
 			continue
 		}
 		if first {
@@ -188,7 +221,7 @@ func (c *call) serveStream(ctx context.Context) {
 			c.ttft = s.clk.Now().Sub(c.start)
 			s.metrics.ttft.WithLabelValues(c.d.String()).Observe(c.ttft.Seconds())
 		}
-		if out.write(b) != nil {
+		if out.write(b, more) != nil {
 			c.outcome, c.errText = OutcomeCanceled, "the client went away"
 			break
 		}
@@ -219,5 +252,5 @@ func (c *call) streamFailed(out *sseOut, enc streamEncoder, b *[]byte, err error
 	}
 	c.outcome, c.errText = OutcomeInterrupted, e.Message
 	*b = enc.fail((*b)[:0], e)
-	out.write(*b) //nolint:errcheck // the client may be gone
+	out.write(*b, false) //nolint:errcheck // the client may be gone
 }

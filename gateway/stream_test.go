@@ -274,3 +274,36 @@ func TestStream_ClientLeavesMidStream(t *testing.T) {
 	})
 	waitFor(t, "the canceled outcome in the log", func() bool { return strings.Contains(f.logs.String(), "outcome=canceled") })
 }
+
+// Events the upstream sends apart go out apart: the gateway batches only
+// events that are already there, so a lone event is never held back.
+func TestStream_LoneEventsAreFlushedAtOnce(t *testing.T) {
+	f := newFixture(t, setup{tweak: func(p *sim.Provider) { p.Latency.PerChunk = 100 * time.Millisecond }})
+	req, _ := http.NewRequestWithContext(ctx(t), http.MethodPost, f.ts.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"default","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var times []time.Time
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if strings.HasPrefix(line, "data: ") {
+			times = append(times, time.Now())
+		}
+		if err != nil || strings.HasPrefix(line, "data: [DONE]") {
+			break
+		}
+	}
+	if len(times) < 4 {
+		t.Fatalf("%d events", len(times))
+	}
+	// The upstream waits 100ms between events: had the gateway held them,
+	// they would arrive together.
+	if gap := times[len(times)-1].Sub(times[1]); gap < 150*time.Millisecond {
+		t.Errorf("events arrived within %s of each other: held back instead of flushed", gap)
+	}
+}

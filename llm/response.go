@@ -64,3 +64,20 @@ type Stream interface {
 	// Close releases the connection; it is safe to call more than once.
 	Close() error
 }
+
+// Readier is an optional interface of a Stream that can tell whether its
+// next chunk has already arrived. Ready reports whether the next call to
+// Next will return without waiting for the network: a whole chunk is
+// buffered, or the stream has ended. False says nothing, and is always a
+// correct answer. A caller that batches its output flushes it when Ready is
+// false, so a lone chunk never waits for the next one. Ready is called from
+// the goroutine that calls Next, never concurrently with Next.
+type Readier interface {
+	Ready() bool
+}
+
+// Ready reports s's Ready when s implements Readier, else false.
+func Ready(s Stream) bool {
+	r, ok := s.(Readier)
+	return ok && r.Ready()
+}

@@ -193,6 +193,13 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 	return c, nil
 }
 
+// Ready reports whether Next will return without waiting for the target:
+// a chunk read ahead, the end already seen, or a chunk the target's stream
+// has buffered (llm.Readier). Like Next, it is not safe for concurrent use.
+func (s *routedStream) Ready() bool {
+	return len(s.pending) > 0 || s.eof || s.err != nil || llm.Ready(s.inner)
+}
+
 // Close releases the upstream stream. Closing before the end records the
 // attempt as cancelled by the caller, which is never the target's fault.
 func (s *routedStream) Close() error {

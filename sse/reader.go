@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // DefaultMaxEventSize is the limit on one line and on one event's data when
@@ -15,6 +16,10 @@ const DefaultMaxEventSize = 8 << 20
 // event, exceeds the reader's MaxEventSize. The reader stops there: every
 // later call returns ErrTooLong again.
 var ErrTooLong = errors.New("sse: line or event exceeds the size limit")
+
+// ErrReleased is returned by Reader.Next after Release, unless the reader
+// had already stopped with another error.
+var ErrReleased = errors.New("sse: reader released")
 
 // bom is the UTF-8 byte order mark, skipped once at the start of a stream.
 var bom = []byte("\xEF\xBB\xBF")
@@ -79,9 +84,70 @@ type Reader struct {
 	err        error
 }
 
-// NewReader returns a Reader reading from r with a buffer of its own.
+// readBufSize is the size of a Reader's read buffer.
+const readBufSize = 16 << 10
+
+// bufPool holds the read buffers of released Readers, reset to read nothing.
+var bufPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+
+// NewReader returns a Reader reading from r with a buffer of its own. The
+// buffer comes from a pool: Release gives it back once the reader is done.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 16<<10)}
+	br := bufPool.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &Reader{br: br}
+}
+
+// Release gives the reader's buffer back for reuse and stops the reader:
+// later calls to Next return the error the reader stopped with, or
+// ErrReleased. Calling it is optional (an unreleased buffer is simply
+// garbage collected) and it must not run concurrently with Next; later
+// calls do nothing.
+func (r *Reader) Release() {
+	if r.br == nil {
+		return
+	}
+	if r.err == nil {
+		r.err = ErrReleased
+	}
+	r.reset()
+	r.br.Reset(nil)
+	bufPool.Put(r.br)
+	r.br = nil
+}
+
+// Ready reports whether the input already buffered holds the whole of an
+// event with non-blank data, or whether the reader has stopped: then the
+// next call to Next returns without waiting for more input. False says
+// nothing: a writer that batches its output flushes it when Ready is
+// false, so a lone event never waits for the next one. It reads no input
+// and does not change the reader.
+func (r *Reader) Ready() bool {
+	if r.err != nil || r.br == nil {
+		return true
+	}
+	buf, _ := r.br.Peek(r.br.Buffered())
+	data, skipLF := false, r.skipLF
+	for {
+		if skipLF && len(buf) > 0 && buf[0] == '\n' {
+			buf = buf[1:]
+		}
+		i := indexEOL(buf)
+		if i < 0 {
+			return false
+		}
+		line := buf[:i]
+		skipLF = buf[i] == '\r'
+		buf = buf[i+1:]
+		switch {
+		case len(line) == 0:
+			if data {
+				return true
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			data = data || len(bytes.Trim(line[len("data:"):], " \t")) > 0
+		}
+	}
 }
 
 // Incomplete reports whether the event returned by the last call to Next
@@ -278,6 +344,7 @@ func indexEOL(b []byte) int {
 // line endings and field rules are those of Next.
 func FirstData(b []byte) []byte {
 	r := NewReader(bytes.NewReader(b))
+	defer r.Release()
 	for {
 		ev, err := r.Next()
 		if err != nil {

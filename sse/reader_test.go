@@ -249,3 +249,64 @@ func BenchmarkReader(b *testing.B) {
 		}
 	}
 }
+
+func TestReader_ReadyOnlyWhenAWholeEventWithDataIsBuffered(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     bool
+	}{
+		{"nothing buffered", "data: a\n\n", false},
+		{"a whole event", "data: a\n\ndata: b\n\n", true},
+		{"half an event", "data: a\n\ndata: b\n", false},
+		{"a comment only", "data: a\n\n: ping\n\n", false},
+		{"blank data only", "data: a\n\ndata: \n\n", false},
+		{"an event after a comment", "data: a\n\n: ping\n\ndata: b\n\n", true},
+		{"CR line endings", "data: a\r\rdata: b\r\r", true},
+		{"CRLF line endings", "data: a\r\n\r\ndata: b\r\n\r\n", true},
+		{"the end of the input", "data: a\n\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tc.in))
+			defer r.Release()
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Ready(); got != tc.want {
+				t.Errorf("Ready() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReader_ReadyAfterTheEnd(t *testing.T) {
+	r := NewReader(strings.NewReader("data: a\n\n"))
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	if !r.Ready() {
+		t.Error("Ready() = false after the end: Next returns at once")
+	}
+}
+
+func TestReader_ReleaseStopsTheReader(t *testing.T) {
+	r := NewReader(strings.NewReader("data: a\n\ndata: b\n\n"))
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	r.Release() // a second call does nothing
+	if _, err := r.Next(); !errors.Is(err, ErrReleased) {
+		t.Errorf("Next after Release: %v, want ErrReleased", err)
+	}
+	// A reader that had ended keeps its error.
+	r = NewReader(strings.NewReader(""))
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatal(err)
+	}
+	r.Release()
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("Next after the end and Release: %v, want io.EOF", err)
+	}
+}

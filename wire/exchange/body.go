@@ -47,30 +47,77 @@ func readErrorBody(resp *http.Response) []byte {
 	return body
 }
 
-// readCapped reads all of r, failing past max bytes. name prefixes the
-// error.
-func readCapped(r io.Reader, max int64, name string) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading response body: %w", name, err)
+// readCapped reads all of r, failing past max bytes. size is the body's
+// length when known (Content-Length), else -1: the buffer is sized from it
+// so that reading takes one allocation. name prefixes the error.
+func readCapped(r io.Reader, size, max int64, name string) ([]byte, error) {
+	n := int64(512)
+	if size >= 0 {
+		n = min(size, max) + 1 // room to see the end without growing
 	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("%s: response body exceeds %d bytes", name, max)
+	body := make([]byte, 0, n)
+	for {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		m, err := r.Read(body[len(body):min(int64(cap(body)), max+1)])
+		body = body[:len(body)+m]
+		if int64(len(body)) > max {
+			return nil, fmt.Errorf("%s: response body exceeds %d bytes", name, max)
+		}
+		if err == io.EOF {
+			return body, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading response body: %w", name, err)
+		}
 	}
-	return body, nil
 }
 
-// isEventStream reports whether a 2xx body is an event stream: its
-// Content-Type says so, or it has no JSON Content-Type and its first bytes
-// look like an SSE field or comment.
-func isEventStream(header http.Header, br *bufio.Reader) bool {
-	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+// bodyKind is what a 2xx body's Content-Type says it is.
+type bodyKind int
+
+const (
+	kindUnknown bodyKind = iota // no telling: look at the first bytes
+	kindStream                  // text/event-stream
+	kindJSON                    // application/json or +json
+)
+
+// contentKind reads a 2xx response's Content-Type.
+func contentKind(header http.Header) bodyKind {
+	ct := header.Get("Content-Type")
+	if ct == "" {
+		return kindUnknown
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
 	switch {
 	case mt == "text/event-stream":
-		return true
+		return kindStream
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return false
+		return kindJSON
 	}
+	return kindUnknown
+}
+
+// sniffBody tells whether a 2xx body is an event stream: its Content-Type
+// says so, or it has no JSON Content-Type and its first bytes look like an
+// SSE field or comment. When the Content-Type decided it returns a nil
+// reader: read body itself; else a buffered reader over body holding the
+// bytes looked at, to read the body from.
+func sniffBody(header http.Header, body io.Reader) (*bufio.Reader, bool) {
+	switch contentKind(header) {
+	case kindStream:
+		return nil, true
+	case kindJSON:
+		return nil, false
+	}
+	br := bufio.NewReader(body)
+	return br, looksLikeEventStream(br)
+}
+
+// looksLikeEventStream reports whether the first bytes of br look like an
+// SSE field or comment.
+func looksLikeEventStream(br *bufio.Reader) bool {
 	// Look only at what has arrived: waiting for more could stall on a
 	// slow stream whose first event is short.
 	if _, err := br.Peek(1); err != nil {

@@ -1,7 +1,6 @@
 package exchange
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 
@@ -54,15 +53,19 @@ func (d *Decoder[S]) decodeResponse(resp *http.Response) (*llm.Response, error) 
 	if !is2xx(resp.StatusCode) {
 		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
 	}
-	br := bufio.NewReader(resp.Body)
-	if isEventStream(resp.Header, br) {
-		s := d.NewStream(io.NopCloser(br), resp.Header, "")
+	br, stream := sniffBody(resp.Header, resp.Body)
+	var r io.Reader = resp.Body
+	if br != nil {
+		r = br
+	}
+	if stream {
+		s := d.NewStream(io.NopCloser(r), resp.Header, "")
 		if d.Assemble == nil {
 			return llm.Assemble(s)
 		}
 		return d.Assemble(s)
 	}
-	body, err := readCapped(br, MaxResponseBody, d.Name)
+	body, err := readCapped(r, resp.ContentLength, MaxResponseBody, d.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -90,10 +93,14 @@ func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, 
 		defer resp.Body.Close()
 		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
 	}
-	br := bufio.NewReader(resp.Body)
-	if !isEventStream(resp.Header, br) {
+	br, stream := sniffBody(resp.Header, resp.Body)
+	var r io.Reader = resp.Body
+	if br != nil {
+		r = br
+	}
+	if !stream {
 		defer resp.Body.Close()
-		body, err := readCapped(br, MaxResponseBody, d.Name)
+		body, err := readCapped(r, resp.ContentLength, MaxResponseBody, d.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -102,6 +109,9 @@ func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, 
 			return nil, err
 		}
 		return llm.ResponseStream(r), nil
+	}
+	if br == nil {
+		return d.NewStream(resp.Body, resp.Header, key), nil
 	}
 	return d.NewStream(readCloser{br, resp.Body}, resp.Header, key), nil
 }
