@@ -96,6 +96,10 @@ type stream struct {
 	r         *sse.Reader
 	header    http.Header
 	sawFinish bool
+	// cc and scratch are reused by every chunk (see decodeChunk), so the
+	// common chunk allocates no struct graph.
+	cc      chatChunk
+	scratch chunkScratch
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -138,8 +142,8 @@ func (s *stream) decode() (llm.Chunk, error) {
 		if data == "[DONE]" {
 			return llm.Chunk{}, io.EOF
 		}
-		var cc chatChunk
-		if err := json.Unmarshal([]byte(data), &cc); err != nil {
+		cc, err := s.decodeChunk(data)
+		if err != nil {
 			if s.r.Incomplete() {
 				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 			}
@@ -163,6 +167,22 @@ func (s *stream) decode() (llm.Chunk, error) {
 		}
 		return c, nil
 	}
+}
+
+// decodeChunk decodes one chunk's JSON as json.Unmarshal into a zero
+// chatChunk would, through parseChunkFast when data has the common shape.
+// The result is valid until the next call.
+func (s *stream) decodeChunk(data string) (*chatChunk, error) {
+	cc := &s.cc
+	*cc = chatChunk{}
+	if parseChunkFast(data, cc, &s.scratch) {
+		return cc, nil
+	}
+	*cc = chatChunk{}
+	if err := json.Unmarshal([]byte(data), cc); err != nil {
+		return nil, err
+	}
+	return cc, nil
 }
 
 // firstChoice returns the choice with index 0, or nil.
