@@ -42,6 +42,11 @@ func Scrub(s string) string {
 	return s
 }
 
+// OneLine returns s in the form of a Failure.Reason (DESIGN.md rule 3): keys
+// scrubbed, folded onto one line, cut to MaxReason runes. Callers that build
+// reasons of their own (a skip, a park) use it so every reason obeys the rule.
+func OneLine(s string) string { return cut(oneLine(Scrub(s)), MaxReason) }
+
 // oneLine folds s onto one line: valid UTF-8, every run of white space
 // (line and paragraph separators included) one space, control characters
 // dropped.

@@ -109,19 +109,24 @@ type Decision struct {
 // DefaultFailClosed are the kinds that end a request when a route names none.
 var DefaultFailClosed = []classify.Kind{classify.Invalid, classify.Policy}
 
+// FailsClosed reports whether kind k ends a request under the route's
+// fail-closed list (nil means DefaultFailClosed).
+func FailsClosed(failClosed []classify.Kind, k classify.Kind) bool {
+	if failClosed == nil {
+		failClosed = DefaultFailClosed
+	}
+	return slices.Contains(failClosed, k)
+}
+
 // Decide turns one failure into one action. It is pure: the same Input always
 // gives the same Decision.
 func Decide(in Input) Decision {
 	b := in.Budget.WithDefaults()
 	f := in.Failure
-	failClosed := in.FailClosed
-	if failClosed == nil {
-		failClosed = DefaultFailClosed
-	}
 	switch {
 	case f.Kind == classify.Canceled:
 		return Decision{Action: Fail, Why: "caller cancelled"}
-	case slices.Contains(failClosed, f.Kind):
+	case FailsClosed(in.FailClosed, f.Kind):
 		return Decision{Action: Fail, Why: fmt.Sprintf("%s fails closed", f.Kind)}
 	case !in.Phase.Replayable():
 		return Decision{Action: Fail, Why: fmt.Sprintf("not replayable after %s", in.Phase)}

@@ -112,7 +112,7 @@ func (w *walk) admit(t *Target, retry bool) (health.Permit, bool) {
 		if parked.Reason != "" {
 			reason += " (" + parked.Reason + ")"
 		}
-		w.skip(t, "skipped_parked", oneLine(reason))
+		w.skip(t, "skipped_parked", classify.OneLine(reason))
 		return health.Permit{}, true
 	}
 	return permit, false
@@ -227,7 +227,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			switch {
 			case f.Kind == classify.Canceled:
 				sentinel = ErrCanceled
-			case isFailClosed(w.route, f.Kind):
+			case f.Kind == classify.ContextOverflow || policy.FailsClosed(w.route.FailClosed, f.Kind):
 				sentinel = ErrFailClosed
 			}
 			return nil, true, w.fail(f.Kind, sentinel, err)
@@ -364,31 +364,11 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 	return e
 }
 
-func isFailClosed(route *Route, k classify.Kind) bool {
-	kinds := route.FailClosed
-	if kinds == nil {
-		kinds = policy.DefaultFailClosed
-	}
-	for _, fc := range kinds {
-		if fc == k {
-			return true
-		}
-	}
-	return k == classify.ContextOverflow
-}
-
+// fullReason is the reason plus the provider's message where it says more,
+// for the final error summary.
 func fullReason(f classify.Failure) string {
 	if f.Detail != "" && f.Detail != f.Reason {
 		return f.Reason + " — " + f.Detail
 	}
 	return f.Reason
-}
-
-// oneLine cuts s to 140 runes on one line.
-func oneLine(s string) string {
-	r := []rune(s)
-	if len(r) > 140 {
-		return string(r[:139]) + "…"
-	}
-	return s
 }
