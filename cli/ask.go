@@ -15,6 +15,7 @@ import (
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
 
@@ -98,7 +99,7 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 
 	r := &router.Router{Ledger: sink}
 	if !f.quiet {
-		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, a) }
+		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
 	}
 	start := time.Now()
 	res, err := r.Complete(cmd.Context(), route, req, router.Options{Start: f.start, NoFallback: f.noFallback})
@@ -192,19 +193,22 @@ func openLedger(flag string, env Env) (ledger.Sink, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-// printAttempt writes one line for a failed attempt or a skip.
-func printAttempt(w io.Writer, a router.Attempt) {
+// printAttempt writes one line for a failed attempt or a skip (nothing for
+// an answer), after prefix: the target, its status, its reason and what the
+// router did next. ask and demo print hops with it.
+func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 	if a.Status == ledger.StatusOK {
 		return
 	}
-	line := fmt.Sprintf("  %-40s %-15s %s", a.Target.ID(), a.Status, a.Reason)
+	line := fmt.Sprintf("%s%-42s %-15s %s", prefix, a.Target.ID(), a.Status, a.Reason)
 	switch a.Action {
-	case "retry":
-		line += fmt.Sprintf(" -> retry in %s", a.Wait.Round(time.Millisecond))
+	case policy.Retry:
+		line += fmt.Sprintf("  -> retry in %s", a.Wait.Round(time.Millisecond))
 	case "skip":
+		line += "  -> skipped, no send"
 	case "":
 	default:
-		line += " -> " + string(a.Action)
+		line += "  -> " + string(a.Action)
 	}
 	fmt.Fprintln(w, line)
 }

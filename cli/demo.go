@@ -126,7 +126,7 @@ func runDemo(ctx context.Context, env Env, f demoFlags) error {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			printDemoAttempt(out, a)
+			printAttempt(out, a.RequestID+"   ", a)
 		}
 	}
 
@@ -193,19 +193,6 @@ func runDemo(ctx context.Context, env Env, f demoFlags) error {
 		return withCode(ExitFailed, fmt.Errorf("%d of %d requests failed", s.failed, f.requests))
 	}
 	return nil
-}
-
-func printDemoAttempt(w io.Writer, a router.Attempt) {
-	line := fmt.Sprintf("%s   %-42s %-15s %s", a.RequestID, a.Target.ID(), a.Status, a.Reason)
-	switch a.Action {
-	case policy.Retry:
-		line += fmt.Sprintf("  -> retry in %s", a.Wait.Round(time.Millisecond))
-	case "skip":
-		line += "  -> skipped, no send"
-	default:
-		line += "  -> " + string(a.Action)
-	}
-	fmt.Fprintln(w, line)
 }
 
 func firstLine(s string) string {
