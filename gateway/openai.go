@@ -17,22 +17,24 @@ import (
 // oaRequest is the part of a chat completions request detour reads; other
 // fields (user, seed, metadata, ...) are accepted and ignored.
 type oaRequest struct {
-	Model               string          `json:"model"`
-	Models              []string        `json:"models"`
-	Messages            []oaMessage     `json:"messages"`
-	Tools               []oaTool        `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	Stop                json.RawMessage `json:"stop"`
-	ResponseFormat      json.RawMessage `json:"response_format"`
-	Stream              *bool           `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	N *int `json:"n"`
+	Model               string           `json:"model"`
+	Models              []string         `json:"models"`
+	Messages            []oaMessage      `json:"messages"`
+	Tools               []oaTool         `json:"tools"`
+	ToolChoice          json.RawMessage  `json:"tool_choice"`
+	MaxTokens           *int             `json:"max_tokens"`
+	MaxCompletionTokens *int             `json:"max_completion_tokens"`
+	Temperature         *float64         `json:"temperature"`
+	TopP                *float64         `json:"top_p"`
+	Stop                json.RawMessage  `json:"stop"`
+	ResponseFormat      json.RawMessage  `json:"response_format"`
+	Stream              *bool            `json:"stream"`
+	StreamOptions       *oaStreamOptions `json:"stream_options"`
+	N                   *int             `json:"n"`
+}
+
+type oaStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type oaMessage struct {
@@ -44,21 +46,25 @@ type oaMessage struct {
 }
 
 type oaToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Function oaFunctionCall `json:"function"`
+}
+
+type oaFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 type oaTool struct {
-	Type     string `json:"type"`
-	Function *struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
+	Type     string         `json:"type"`
+	Function *oaFunctionDef `json:"function"`
+}
+
+type oaFunctionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 // oaPart is one part of an array content.
@@ -72,8 +78,11 @@ type oaPart struct {
 // is a 400 naming the offending field.
 func parseOpenAI(body []byte, cr *chatRequest) *apiError {
 	var in oaRequest
-	if ae := decodeJSON(body, &in); ae != nil {
-		return ae
+	if !parseOARequestFast(string(body), &in) {
+		in = oaRequest{}
+		if ae := decodeJSON(body, &in); ae != nil {
+			return ae
+		}
 	}
 	if ae := checkModels(in.Model, in.Models); ae != nil {
 		return ae

@@ -33,6 +33,10 @@ func FuzzChunkDecodeMatchesJSON(f *testing.F) {
 		"{\"model\":\"\xff\xfe\"}", "{\"model\":\"a\tb\"}", `{"object":"error"}`, ` { "id" : "x" } `,
 		`{"choices":[{"index":00}]}`, `{"choices":[{"delta":{"tool_calls":[]}}]}`,
 		`{"choices":[{"delta":{"tool_calls":[{"index":null,"id":null,"type":null,"function":null},{"index":2,"function":{"name":"n","arguments":"{\"a\":1}"}}]}}]}`, `{"choices":[{"index":1234567890}]}`, `{"id":"x"} {}`,
+		`{"usage":{"prompt_tokens":-1,"completion_tokens":null,"x":[{"y":"\u00e9"}]},"choices":null}`,
+		`{"choices":[{"delta":null,"index":null}],"usage":null,"extra":{"a":[1,2,{"b":false}]}}`,
+		`{"choices":[{"delta":{"function_call":{"name":null,"arguments":null},"tool_calls":[{"index":-3}]}}]}`,
+		`{"Usage":{"prompt_tokens":1}}`, `{"usage":{"prompt_tokens":1,"prompt_tokens":2}}`, `{"x":"\q"}`,
 	} {
 		f.Add(s)
 	}
@@ -63,7 +67,11 @@ func TestParseChunkFast_TakesCommonChunks(t *testing.T) {
 		{"role chunk", `{"id":"c","object":"chat.completion.chunk","created":1753357673,"model":"m","service_tier":"default","system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`, true},
 		{"content chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hello\n"},"logprobs":null,"finish_reason":null}],"usage":null}`, true},
 		{"finish chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`, true},
-		{"usage chunk", `{"id":"c","choices":[],"usage":{"prompt_tokens":19,"completion_tokens":6}}`, false},
+		{"usage chunk", `{"id":"c","choices":[],"usage":{"prompt_tokens":19,"completion_tokens":6,"total_tokens":25,"prompt_tokens_details":{"cached_tokens":0}}}`, true},
+		{"usage in other case", `{"usage":{"Prompt_Tokens":1}}`, false},
+		{"reasoning delta", `{"choices":[{"index":0,"delta":{"reasoning_content":"hm","content":null},"logprobs":{"content":[]}}]}`, true},
+		{"function_call object", `{"choices":[{"delta":{"function_call":{"name":"f","arguments":"{}"}}}]}`, true},
+		{"content parts", `{"choices":[{"delta":{"content":[{"type":"text","text":"x"}]}}]}`, false},
 		{"tool call chunk", `{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}`, true},
 		{"first tool call chunk", `{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`, true},
 		{"object arguments", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":{"a":1}}}]}}]}`, false},

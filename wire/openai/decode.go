@@ -194,8 +194,11 @@ var decoder = &exchange.Decoder[*stream]{
 // decodeBody decodes a 2xx JSON body.
 func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	var cr chatResponse
-	if err := json.Unmarshal(body, &cr); err != nil {
-		return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
+	if !parseResponseFast(string(body), &cr) {
+		cr = chatResponse{}
+		if err := json.Unmarshal(body, &cr); err != nil {
+			return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
+		}
 	}
 	if present(cr.Error) {
 		pe := providerError(ParseError(http.StatusOK, header, exchange.CapBody(body)), header, body, llm.PhaseResponse)
