@@ -36,23 +36,23 @@ func parseOARequestFast(body string, in *oaRequest) bool {
 		case "tool_choice":
 			return first(1<<4) && raw(p, &in.ToolChoice)
 		case "max_tokens":
-			return first(1<<5) && intPtr(p, &in.MaxTokens)
+			return first(1<<5) && jsonscan.Ptr(p, &in.MaxTokens, p.Int)
 		case "max_completion_tokens":
-			return first(1<<6) && intPtr(p, &in.MaxCompletionTokens)
+			return first(1<<6) && jsonscan.Ptr(p, &in.MaxCompletionTokens, p.Int)
 		case "temperature":
-			return first(1<<7) && floatPtr(p, &in.Temperature)
+			return first(1<<7) && jsonscan.Ptr(p, &in.Temperature, p.Float)
 		case "top_p":
-			return first(1<<8) && floatPtr(p, &in.TopP)
+			return first(1<<8) && jsonscan.Ptr(p, &in.TopP, p.Float)
 		case "stop":
 			return first(1<<9) && raw(p, &in.Stop)
 		case "response_format":
 			return first(1<<10) && raw(p, &in.ResponseFormat)
 		case "stream":
-			return first(1<<11) && boolPtr(p, &in.Stream)
+			return first(1<<11) && jsonscan.Ptr(p, &in.Stream, p.Bool)
 		case "stream_options":
 			return first(1<<12) && streamOptions(p, &in.StreamOptions)
 		case "n":
-			return first(1<<13) && intPtr(p, &in.N)
+			return first(1<<13) && jsonscan.Ptr(p, &in.N, p.Int)
 		}
 		return skipUnknown(p, key, "model", "models", "messages", "tools", "tool_choice", "max_tokens",
 			"max_completion_tokens", "temperature", "top_p", "stop", "response_format", "stream", "stream_options", "n")
@@ -74,48 +74,6 @@ func raw(p *jsonscan.Scanner, dst *json.RawMessage) bool {
 	return ok
 }
 
-// intPtr reads an integer into a new *int, or null (nil).
-func intPtr(p *jsonscan.Scanner, dst **int) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	v := new(int)
-	if !p.Int(v) {
-		return false
-	}
-	*dst = v
-	return true
-}
-
-// floatPtr reads a number into a new *float64, or null (nil).
-func floatPtr(p *jsonscan.Scanner, dst **float64) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	v := new(float64)
-	if !p.Float(v) {
-		return false
-	}
-	*dst = v
-	return true
-}
-
-// boolPtr reads true or false into a new *bool, or null (nil).
-func boolPtr(p *jsonscan.Scanner, dst **bool) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	v := new(bool)
-	if !p.Bool(v) {
-		return false
-	}
-	*dst = v
-	return true
-}
-
 // stringList reads an array of strings (null elements stay ""), or null.
 func stringList(p *jsonscan.Scanner, dst *[]string) bool {
 	if p.Null() {
@@ -132,23 +90,16 @@ func stringList(p *jsonscan.Scanner, dst *[]string) bool {
 
 // streamOptions reads stream_options, or null.
 func streamOptions(p *jsonscan.Scanner, dst **oaStreamOptions) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	o := &oaStreamOptions{}
-	var seen bool
-	if !p.Object(func(key string) bool {
-		if key == "include_usage" && !seen {
-			seen = true
-			return p.Null() || p.Bool(&o.IncludeUsage)
-		}
-		return skipUnknown(p, key, "include_usage")
-	}) {
-		return false
-	}
-	*dst = o
-	return true
+	return jsonscan.Ptr(p, dst, func(o *oaStreamOptions) bool {
+		var seen bool
+		return p.Object(func(key string) bool {
+			if key == "include_usage" && !seen {
+				seen = true
+				return p.Null() || p.Bool(&o.IncludeUsage)
+			}
+			return skipUnknown(p, key, "include_usage")
+		})
+	})
 }
 
 // oaMessagesFast reads the messages array, or null.
@@ -297,13 +248,15 @@ func oaToolsFast(p *jsonscan.Scanner, dst *[]oaTool) bool {
 
 // oaFunctionDefFast reads a tool's function definition, or null (nil).
 func oaFunctionDefFast(p *jsonscan.Scanner, dst **oaFunctionDef) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	f := &oaFunctionDef{}
+	return jsonscan.Ptr(p, dst, func(f *oaFunctionDef) bool {
+		return functionDefFields(p, f)
+	})
+}
+
+// functionDefFields reads the fields of a tool's function definition.
+func functionDefFields(p *jsonscan.Scanner, f *oaFunctionDef) bool {
 	var seen uint
-	if !p.Object(func(key string) bool {
+	return p.Object(func(key string) bool {
 		switch {
 		case key == "name" && seen&1 == 0:
 			seen |= 1
@@ -318,9 +271,5 @@ func oaFunctionDefFast(p *jsonscan.Scanner, dst **oaFunctionDef) bool {
 			return false
 		}
 		return skipUnknown(p, key, "name", "description", "parameters")
-	}) {
-		return false
-	}
-	*dst = f
-	return true
+	})
 }

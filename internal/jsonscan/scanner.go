@@ -414,3 +414,18 @@ func Folds(key string, names ...string) bool {
 	}
 	return false
 }
+
+// Ptr reads null into *dst as nil, or a value into a new T with read, as
+// encoding/json fills a pointer field.
+func Ptr[T any](p *Scanner, dst **T, read func(*T) bool) bool {
+	if p.Null() {
+		*dst = nil
+		return true
+	}
+	v := new(T)
+	if !read(v) {
+		return false
+	}
+	*dst = v
+	return true
+}

@@ -172,15 +172,11 @@ func stringContent(p *jsonscan.Scanner, dst *textContent) bool {
 
 // nullableStringPtr reads a string into a new *string, or null (nil).
 func nullableStringPtr(p *jsonscan.Scanner, dst **string) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	s, ok := p.Str()
-	if ok {
-		*dst = &s
-	}
-	return ok
+	return jsonscan.Ptr(p, dst, func(s *string) bool {
+		v, ok := p.Str()
+		*s = v
+		return ok
+	})
 }
 
 // chunkToolCalls reads a delta's "tool_calls" array.
