@@ -15,44 +15,45 @@ import (
 // FuzzOARequestMatchesJSON checks it against decodeJSON.
 func parseOARequestFast(body string, in *oaRequest) bool {
 	p := &jsonscan.Scanner{S: body}
-	var seen uint
-	first := func(bit uint) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "model":
-			return first(1<<0) && p.NullableString(&in.Model)
+			return seen.First(1<<0) && p.NullableString(&in.Model)
 		case "models":
-			return first(1<<1) && stringList(p, &in.Models)
+			return seen.First(1<<1) && jsonscan.List(p, &in.Models, 2, p.NullableString)
 		case "messages":
-			return first(1<<2) && oaMessagesFast(p, &in.Messages)
+			return seen.First(1<<2) && jsonscan.List(p, &in.Messages, 4, func(m *oaMessage) bool { return oaMessageFast(p, m) })
 		case "tools":
-			return first(1<<3) && oaToolsFast(p, &in.Tools)
+			return seen.First(1<<3) && jsonscan.List(p, &in.Tools, 1, func(t *oaTool) bool { return oaToolFast(p, t) })
 		case "tool_choice":
-			return first(1<<4) && raw(p, &in.ToolChoice)
+			return seen.First(1<<4) && raw(p, &in.ToolChoice)
 		case "max_tokens":
-			return first(1<<5) && jsonscan.Ptr(p, &in.MaxTokens, p.Int)
+			return seen.First(1<<5) && jsonscan.Ptr(p, &in.MaxTokens, p.Int)
 		case "max_completion_tokens":
-			return first(1<<6) && jsonscan.Ptr(p, &in.MaxCompletionTokens, p.Int)
+			return seen.First(1<<6) && jsonscan.Ptr(p, &in.MaxCompletionTokens, p.Int)
 		case "temperature":
-			return first(1<<7) && jsonscan.Ptr(p, &in.Temperature, p.Float)
+			return seen.First(1<<7) && jsonscan.Ptr(p, &in.Temperature, p.Float)
 		case "top_p":
-			return first(1<<8) && jsonscan.Ptr(p, &in.TopP, p.Float)
+			return seen.First(1<<8) && jsonscan.Ptr(p, &in.TopP, p.Float)
 		case "stop":
-			return first(1<<9) && raw(p, &in.Stop)
+			return seen.First(1<<9) && raw(p, &in.Stop)
 		case "response_format":
-			return first(1<<10) && raw(p, &in.ResponseFormat)
+			return seen.First(1<<10) && raw(p, &in.ResponseFormat)
 		case "stream":
-			return first(1<<11) && jsonscan.Ptr(p, &in.Stream, p.Bool)
+			return seen.First(1<<11) && jsonscan.Ptr(p, &in.Stream, p.Bool)
 		case "stream_options":
-			return first(1<<12) && streamOptions(p, &in.StreamOptions)
+			return seen.First(1<<12) && jsonscan.Ptr(p, &in.StreamOptions, func(o *oaStreamOptions) bool {
+				var seen jsonscan.Seen
+				return p.Object(func(key string) bool {
+					if key == "include_usage" {
+						return seen.First(1) && (p.Null() || p.Bool(&o.IncludeUsage))
+					}
+					return skipUnknown(p, key, "include_usage")
+				})
+			})
 		case "n":
-			return first(1<<13) && jsonscan.Ptr(p, &in.N, p.Int)
+			return seen.First(1<<13) && jsonscan.Ptr(p, &in.N, p.Int)
 		}
 		return skipUnknown(p, key, "model", "models", "messages", "tools", "tool_choice", "max_tokens",
 			"max_completion_tokens", "temperature", "top_p", "stop", "response_format", "stream", "stream_options", "n")
@@ -74,202 +75,73 @@ func raw(p *jsonscan.Scanner, dst *json.RawMessage) bool {
 	return ok
 }
 
-// stringList reads an array of strings (null elements stay ""), or null.
-func stringList(p *jsonscan.Scanner, dst *[]string) bool {
-	if p.Null() {
-		return true
-	}
-	out := []string{}
-	ok := p.Array(func() bool {
-		out = append(out, "")
-		return p.NullableString(&out[len(out)-1])
-	})
-	*dst = out
-	return ok
-}
-
-// streamOptions reads stream_options, or null.
-func streamOptions(p *jsonscan.Scanner, dst **oaStreamOptions) bool {
-	return jsonscan.Ptr(p, dst, func(o *oaStreamOptions) bool {
-		var seen bool
-		return p.Object(func(key string) bool {
-			if key == "include_usage" && !seen {
-				seen = true
-				return p.Null() || p.Bool(&o.IncludeUsage)
-			}
-			return skipUnknown(p, key, "include_usage")
-		})
-	})
-}
-
-// oaMessagesFast reads the messages array, or null.
-func oaMessagesFast(p *jsonscan.Scanner, dst *[]oaMessage) bool {
-	if p.Null() {
-		return true
-	}
-	out := make([]oaMessage, 0, 4)
-	ok := p.Array(func() bool {
-		out = append(out, oaMessage{})
-		m := &out[len(out)-1]
-		if p.Null() {
-			return true
-		}
-		var seen uint
-		return p.Object(func(key string) bool {
-			var bit uint
-			switch key {
-			case "role":
-				bit = 1
-			case "content":
-				bit = 2
-			case "name":
-				bit = 4
-			case "tool_calls":
-				bit = 8
-			case "tool_call_id":
-				bit = 16
-			default:
-				return skipUnknown(p, key, "role", "content", "name", "tool_calls", "tool_call_id")
-			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			switch bit {
-			case 1:
-				return p.NullableString(&m.Role)
-			case 2:
-				return raw(p, &m.Content)
-			case 4:
-				return p.NullableString(&m.Name)
-			case 8:
-				return oaToolCallsFast(p, &m.ToolCalls)
-			}
-			return p.NullableString(&m.ToolCallID)
-		})
-	})
-	*dst = out
-	return ok
-}
-
-// oaToolCallsFast reads an assistant message's tool_calls, or null.
-func oaToolCallsFast(p *jsonscan.Scanner, dst *[]oaToolCall) bool {
-	if p.Null() {
-		return true
-	}
-	out := []oaToolCall{}
-	ok := p.Array(func() bool {
-		out = append(out, oaToolCall{})
-		tc := &out[len(out)-1]
-		if p.Null() {
-			return true
-		}
-		var seen uint
-		return p.Object(func(key string) bool {
-			var bit uint
-			switch key {
-			case "id":
-				bit = 1
-			case "type":
-				bit = 2
-			case "function":
-				bit = 4
-			default:
-				return skipUnknown(p, key, "id", "type", "function")
-			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			switch bit {
-			case 1:
-				return p.NullableString(&tc.ID)
-			case 2:
-				return p.NullableString(&tc.Type)
-			}
-			return oaFunctionCallFast(p, &tc.Function)
-		})
-	})
-	*dst = out
-	return ok
-}
-
-// oaFunctionCallFast reads a tool call's function object, or null.
-func oaFunctionCallFast(p *jsonscan.Scanner, f *oaFunctionCall) bool {
-	if p.Null() {
-		return true
-	}
-	var seen uint
+// oaMessageFast reads one message object.
+func oaMessageFast(p *jsonscan.Scanner, m *oaMessage) bool {
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
-		switch {
-		case key == "name" && seen&1 == 0:
-			seen |= 1
-			return p.NullableString(&f.Name)
-		case key == "arguments" && seen&2 == 0:
-			seen |= 2
-			return p.NullableString(&f.Arguments)
-		case key == "name" || key == "arguments":
-			return false
+		switch key {
+		case "role":
+			return seen.First(1) && p.NullableString(&m.Role)
+		case "content":
+			return seen.First(2) && raw(p, &m.Content)
+		case "name":
+			return seen.First(4) && p.NullableString(&m.Name)
+		case "tool_calls":
+			return seen.First(8) && jsonscan.List(p, &m.ToolCalls, 1, func(tc *oaToolCall) bool { return oaToolCallFast(p, tc) })
+		case "tool_call_id":
+			return seen.First(16) && p.NullableString(&m.ToolCallID)
 		}
-		return skipUnknown(p, key, "name", "arguments")
+		return skipUnknown(p, key, "role", "content", "name", "tool_calls", "tool_call_id")
 	})
 }
 
-// oaToolsFast reads the tools array, or null.
-func oaToolsFast(p *jsonscan.Scanner, dst *[]oaTool) bool {
-	if p.Null() {
-		return true
-	}
-	out := []oaTool{}
-	ok := p.Array(func() bool {
-		out = append(out, oaTool{})
-		t := &out[len(out)-1]
-		if p.Null() {
-			return true
-		}
-		var seen uint
-		return p.Object(func(key string) bool {
-			switch {
-			case key == "type" && seen&1 == 0:
-				seen |= 1
-				return p.NullableString(&t.Type)
-			case key == "function" && seen&2 == 0:
-				seen |= 2
-				return oaFunctionDefFast(p, &t.Function)
-			case key == "type" || key == "function":
-				return false
-			}
-			return skipUnknown(p, key, "type", "function")
-		})
-	})
-	*dst = out
-	return ok
-}
-
-// oaFunctionDefFast reads a tool's function definition, or null (nil).
-func oaFunctionDefFast(p *jsonscan.Scanner, dst **oaFunctionDef) bool {
-	return jsonscan.Ptr(p, dst, func(f *oaFunctionDef) bool {
-		return functionDefFields(p, f)
-	})
-}
-
-// functionDefFields reads the fields of a tool's function definition.
-func functionDefFields(p *jsonscan.Scanner, f *oaFunctionDef) bool {
-	var seen uint
+// oaToolCallFast reads one tool call of an assistant message.
+func oaToolCallFast(p *jsonscan.Scanner, tc *oaToolCall) bool {
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
-		switch {
-		case key == "name" && seen&1 == 0:
-			seen |= 1
-			return p.NullableString(&f.Name)
-		case key == "description" && seen&2 == 0:
-			seen |= 2
-			return p.NullableString(&f.Description)
-		case key == "parameters" && seen&4 == 0:
-			seen |= 4
-			return raw(p, &f.Parameters)
-		case key == "name" || key == "description" || key == "parameters":
-			return false
+		switch key {
+		case "id":
+			return seen.First(1) && p.NullableString(&tc.ID)
+		case "type":
+			return seen.First(2) && p.NullableString(&tc.Type)
+		case "function":
+			return seen.First(4) && (p.Null() || p.Object(func(key string) bool {
+				switch key {
+				case "name":
+					return seen.First(8) && p.NullableString(&tc.Function.Name)
+				case "arguments":
+					return seen.First(16) && p.NullableString(&tc.Function.Arguments)
+				}
+				return skipUnknown(p, key, "name", "arguments")
+			}))
 		}
-		return skipUnknown(p, key, "name", "description", "parameters")
+		return skipUnknown(p, key, "id", "type", "function")
+	})
+}
+
+// oaToolFast reads one tool definition.
+func oaToolFast(p *jsonscan.Scanner, t *oaTool) bool {
+	var seen jsonscan.Seen
+	return p.Object(func(key string) bool {
+		switch key {
+		case "type":
+			return seen.First(1) && p.NullableString(&t.Type)
+		case "function":
+			return seen.First(2) && jsonscan.Ptr(p, &t.Function, func(f *oaFunctionDef) bool {
+				var seen jsonscan.Seen
+				return p.Object(func(key string) bool {
+					switch key {
+					case "name":
+						return seen.First(1) && p.NullableString(&f.Name)
+					case "description":
+						return seen.First(2) && p.NullableString(&f.Description)
+					case "parameters":
+						return seen.First(4) && raw(p, &f.Parameters)
+					}
+					return skipUnknown(p, key, "name", "description", "parameters")
+				})
+			})
+		}
+		return skipUnknown(p, key, "type", "function")
 	})
 }

@@ -429,3 +429,33 @@ func Ptr[T any](p *Scanner, dst **T, read func(*T) bool) bool {
 	*dst = v
 	return true
 }
+
+// Seen records by bit which keys of one object were read, so that a
+// repeated key (which encoding/json merges or overwrites) can fall back.
+type Seen uint
+
+// First marks bit and reports whether it was not marked before.
+func (s *Seen) First(bit uint) bool {
+	if uint(*s)&bit != 0 {
+		return false
+	}
+	*s |= Seen(bit)
+	return true
+}
+
+// List reads null (leaving *dst) or an array into a new slice, *dst, with
+// room for capHint elements: each element starts as T's zero value, which
+// a null element keeps, and elem reads any other.
+func List[T any](p *Scanner, dst *[]T, capHint int, elem func(*T) bool) bool {
+	if p.Null() {
+		return true
+	}
+	out := make([]T, 0, capHint)
+	ok := p.Array(func() bool {
+		var zero T
+		out = append(out, zero)
+		return p.Null() || elem(&out[len(out)-1])
+	})
+	*dst = out
+	return ok
+}

@@ -31,37 +31,24 @@ type chunkScratch struct {
 	fn      respFunction
 }
 
-// seenKeys tracks the keys of one object: a repeated key falls back
-// (encoding/json merges or overwrites; not worth copying here).
-type seenKeys uint
-
-// first marks bit seen and reports whether it was new.
-func (s *seenKeys) first(bit uint) bool {
-	if uint(*s)&bit != 0 {
-		return false
-	}
-	*s |= seenKeys(bit)
-	return true
-}
-
 // parseChunkFast decodes data into *cc, which must be zero, with its
 // slices and pointers into *sc. It reports false when data is not of the
 // handled shape; *cc is then undefined.
 func parseChunkFast(data string, cc *chatChunk, sc *chunkScratch) bool {
 	p := &jsonscan.Scanner{S: data}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "id":
-			return seen.first(1) && p.NullableString(&cc.ID)
+			return seen.First(1) && p.NullableString(&cc.ID)
 		case "object":
-			return seen.first(2) && p.NullableString(&cc.Object)
+			return seen.First(2) && p.NullableString(&cc.Object)
 		case "model":
-			return seen.first(4) && p.NullableString(&cc.Model)
+			return seen.First(4) && p.NullableString(&cc.Model)
 		case "choices":
-			return seen.first(8) && chunkChoices(p, cc, sc)
+			return seen.First(8) && chunkChoices(p, cc, sc)
 		case "usage":
-			return seen.first(16) && usage(p, &cc.Usage, &sc.usage)
+			return seen.First(16) && usage(p, &cc.Usage, &sc.usage)
 		}
 		return skipUnknown(p, key, "id", "object", "model", "choices", "usage", "x_groq", "error")
 	}) && p.End()
@@ -81,13 +68,13 @@ func usage(p *jsonscan.Scanner, dst **chatUsage, mem *chatUsage) bool {
 		return true
 	}
 	*mem = chatUsage{}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	if !p.Object(func(key string) bool {
 		switch key {
 		case "prompt_tokens":
-			return seen.first(1) && nullableInt(p, &mem.PromptTokens)
+			return seen.First(1) && nullableInt(p, &mem.PromptTokens)
 		case "completion_tokens":
-			return seen.first(2) && nullableInt(p, &mem.CompletionTokens)
+			return seen.First(2) && nullableInt(p, &mem.CompletionTokens)
 		}
 		return skipUnknown(p, key, "prompt_tokens", "completion_tokens")
 	}) {
@@ -116,15 +103,15 @@ func chunkChoices(p *jsonscan.Scanner, cc *chatChunk, sc *chunkScratch) bool {
 	}
 	ch := &sc.choices[0]
 	*ch = chunkChoice{}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	ok := p.Object(func(key string) bool {
 		switch key {
 		case "index":
-			return seen.first(1) && nullableInt(p, &ch.Index)
+			return seen.First(1) && nullableInt(p, &ch.Index)
 		case "delta":
-			return seen.first(2) && chunkDeltaFast(p, &ch.Delta, sc)
+			return seen.First(2) && chunkDeltaFast(p, &ch.Delta, sc)
 		case "finish_reason":
-			return seen.first(4) && p.NullableString(&ch.FinishReason)
+			return seen.First(4) && p.NullableString(&ch.FinishReason)
 		}
 		return skipUnknown(p, key, "index", "delta", "finish_reason")
 	})
@@ -140,19 +127,19 @@ func chunkDeltaFast(p *jsonscan.Scanner, d *chunkDelta, sc *chunkScratch) bool {
 	if p.Null() {
 		return true
 	}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "role":
-			return seen.first(1) && p.NullableString(&d.Role)
+			return seen.First(1) && p.NullableString(&d.Role)
 		case "content":
-			return seen.first(2) && stringContent(p, &d.Content)
+			return seen.First(2) && stringContent(p, &d.Content)
 		case "refusal":
-			return seen.first(4) && nullableStringPtr(p, &d.Refusal)
+			return seen.First(4) && nullableStringPtr(p, &d.Refusal)
 		case "tool_calls":
-			return seen.first(8) && chunkToolCalls(p, d, sc)
+			return seen.First(8) && chunkToolCalls(p, d, sc)
 		case "function_call":
-			return seen.first(16) && function(p, &d.FunctionCall, &sc.fn)
+			return seen.First(16) && function(p, &d.FunctionCall, &sc.fn)
 		}
 		return skipUnknown(p, key, "role", "content", "refusal", "tool_calls", "function_call")
 	})
@@ -203,11 +190,11 @@ func chunkToolCalls(p *jsonscan.Scanner, d *chunkDelta, sc *chunkScratch) bool {
 
 // chunkToolCall1 reads one tool call fragment; index backs tc.Index.
 func chunkToolCall1(p *jsonscan.Scanner, tc *chunkToolCall, index *int) bool {
-	var seen seenKeys
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "index":
-			if !seen.first(1) {
+			if !seen.First(1) {
 				return false
 			}
 			if p.Null() {
@@ -220,9 +207,9 @@ func chunkToolCall1(p *jsonscan.Scanner, tc *chunkToolCall, index *int) bool {
 			tc.Index = index
 			return true
 		case "id":
-			return seen.first(2) && p.NullableString(&tc.ID)
+			return seen.First(2) && p.NullableString(&tc.ID)
 		case "function":
-			return seen.first(4) && functionFields(p, &tc.Function)
+			return seen.First(4) && functionFields(p, &tc.Function)
 		}
 		return skipUnknown(p, key, "index", "id", "function")
 	})
@@ -249,13 +236,13 @@ func functionFields(p *jsonscan.Scanner, f *respFunction) bool {
 	if p.Null() {
 		return true
 	}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "name":
-			return seen.first(1) && p.NullableString(&f.Name)
+			return seen.First(1) && p.NullableString(&f.Name)
 		case "arguments":
-			if !seen.first(2) {
+			if !seen.First(2) {
 				return false
 			}
 			if p.Null() {

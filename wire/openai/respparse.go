@@ -14,17 +14,17 @@ import (
 // FuzzResponseDecodeMatchesJSON checks it against json.Unmarshal.
 func parseResponseFast(body string, cr *chatResponse) bool {
 	p := &jsonscan.Scanner{S: body}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "id":
-			return seen.first(1) && p.NullableString(&cr.ID)
+			return seen.First(1) && p.NullableString(&cr.ID)
 		case "model":
-			return seen.first(2) && p.NullableString(&cr.Model)
+			return seen.First(2) && p.NullableString(&cr.Model)
 		case "choices":
-			return seen.first(4) && respChoices(p, &cr.Choices)
+			return seen.First(4) && respChoices(p, &cr.Choices)
 		case "usage":
-			return seen.first(8) && usage(p, &cr.Usage, new(chatUsage))
+			return seen.First(8) && usage(p, &cr.Usage, new(chatUsage))
 		}
 		return skipUnknown(p, key, "id", "model", "choices", "usage", "error")
 	}) && p.End()
@@ -32,31 +32,20 @@ func parseResponseFast(body string, cr *chatResponse) bool {
 
 // respChoices reads the "choices" array of a response.
 func respChoices(p *jsonscan.Scanner, dst *[]chatChoice) bool {
-	if p.Null() {
-		return true
-	}
-	out := make([]chatChoice, 0, 1)
-	ok := p.Array(func() bool {
-		out = append(out, chatChoice{})
-		ch := &out[len(out)-1]
-		if p.Null() {
-			return true
-		}
-		var seen seenKeys
+	return jsonscan.List(p, dst, 1, func(ch *chatChoice) bool {
+		var seen jsonscan.Seen
 		return p.Object(func(key string) bool {
 			switch key {
 			case "index":
-				return seen.first(1) && nullableInt(p, &ch.Index)
+				return seen.First(1) && nullableInt(p, &ch.Index)
 			case "message":
-				return seen.first(2) && respMessageFast(p, &ch.Message)
+				return seen.First(2) && respMessageFast(p, &ch.Message)
 			case "finish_reason":
-				return seen.first(4) && p.NullableString(&ch.FinishReason)
+				return seen.First(4) && p.NullableString(&ch.FinishReason)
 			}
 			return skipUnknown(p, key, "index", "message", "finish_reason", "error")
 		})
 	})
-	*dst = out
-	return ok
 }
 
 // respMessageFast reads a choice's message object.
@@ -64,47 +53,31 @@ func respMessageFast(p *jsonscan.Scanner, m *respMessage) bool {
 	if p.Null() {
 		return true
 	}
-	var seen seenKeys
+	var seen jsonscan.Seen
 	return p.Object(func(key string) bool {
 		switch key {
 		case "role":
-			return seen.first(1) && p.NullableString(&m.Role)
+			return seen.First(1) && p.NullableString(&m.Role)
 		case "content":
-			return seen.first(2) && stringContent(p, &m.Content)
+			return seen.First(2) && stringContent(p, &m.Content)
 		case "refusal":
-			return seen.first(4) && nullableStringPtr(p, &m.Refusal)
+			return seen.First(4) && nullableStringPtr(p, &m.Refusal)
 		case "tool_calls":
-			return seen.first(8) && respToolCalls(p, &m.ToolCalls)
+			return seen.First(8) && jsonscan.List(p, &m.ToolCalls, 1, func(tc *respToolCall) bool {
+				var seen jsonscan.Seen
+				return p.Object(func(key string) bool {
+					switch key {
+					case "id":
+						return seen.First(1) && p.NullableString(&tc.ID)
+					case "function":
+						return seen.First(2) && functionFields(p, &tc.Function)
+					}
+					return skipUnknown(p, key, "id", "function")
+				})
+			})
 		case "function_call":
-			return seen.first(16) && function(p, &m.FunctionCall, new(respFunction))
+			return seen.First(16) && function(p, &m.FunctionCall, new(respFunction))
 		}
 		return skipUnknown(p, key, "role", "content", "refusal", "tool_calls", "function_call")
 	})
-}
-
-// respToolCalls reads a message's "tool_calls" array.
-func respToolCalls(p *jsonscan.Scanner, dst *[]respToolCall) bool {
-	if p.Null() {
-		return true
-	}
-	out := []respToolCall{}
-	ok := p.Array(func() bool {
-		out = append(out, respToolCall{})
-		tc := &out[len(out)-1]
-		if p.Null() {
-			return true
-		}
-		var seen seenKeys
-		return p.Object(func(key string) bool {
-			switch key {
-			case "id":
-				return seen.first(1) && p.NullableString(&tc.ID)
-			case "function":
-				return seen.first(2) && functionFields(p, &tc.Function)
-			}
-			return skipUnknown(p, key, "id", "function")
-		})
-	})
-	*dst = out
-	return ok
 }
