@@ -49,21 +49,15 @@ func parseOARequestFast(body string, in *oaRequest) bool {
 					if key == "include_usage" {
 						return seen.First(1) && (p.Null() || p.Bool(&o.IncludeUsage))
 					}
-					return skipUnknown(p, key, "include_usage")
+					return p.SkipUnknown(key, "include_usage")
 				})
 			})
 		case "n":
 			return seen.First(1<<13) && jsonscan.Ptr(p, &in.N, p.Int)
 		}
-		return skipUnknown(p, key, "model", "models", "messages", "tools", "tool_choice", "max_tokens",
+		return p.SkipUnknown(key, "model", "models", "messages", "tools", "tool_choice", "max_tokens",
 			"max_completion_tokens", "temperature", "top_p", "stop", "response_format", "stream", "stream_options", "n")
 	}) && p.End()
-}
-
-// skipUnknown skips the value of a key the struct being filled lacks,
-// unless it matches one of its fields (names) when case is ignored.
-func skipUnknown(p *jsonscan.Scanner, key string, names ...string) bool {
-	return !jsonscan.Folds(key, names...) && p.SkipValue()
 }
 
 // raw reads any value as a json.RawMessage holds it.
@@ -91,7 +85,7 @@ func oaMessageFast(p *jsonscan.Scanner, m *oaMessage) bool {
 		case "tool_call_id":
 			return seen.First(16) && p.NullableString(&m.ToolCallID)
 		}
-		return skipUnknown(p, key, "role", "content", "name", "tool_calls", "tool_call_id")
+		return p.SkipUnknown(key, "role", "content", "name", "tool_calls", "tool_call_id")
 	})
 }
 
@@ -112,10 +106,10 @@ func oaToolCallFast(p *jsonscan.Scanner, tc *oaToolCall) bool {
 				case "arguments":
 					return seen.First(16) && p.NullableString(&tc.Function.Arguments)
 				}
-				return skipUnknown(p, key, "name", "arguments")
+				return p.SkipUnknown(key, "name", "arguments")
 			}))
 		}
-		return skipUnknown(p, key, "id", "type", "function")
+		return p.SkipUnknown(key, "id", "type", "function")
 	})
 }
 
@@ -138,10 +132,10 @@ func oaToolFast(p *jsonscan.Scanner, t *oaTool) bool {
 					case "parameters":
 						return seen.First(4) && raw(p, &f.Parameters)
 					}
-					return skipUnknown(p, key, "name", "description", "parameters")
+					return p.SkipUnknown(key, "name", "description", "parameters")
 				})
 			})
 		}
-		return skipUnknown(p, key, "type", "function")
+		return p.SkipUnknown(key, "type", "function")
 	})
 }

@@ -459,3 +459,11 @@ func List[T any](p *Scanner, dst *[]T, capHint int, elem func(*T) bool) bool {
 	*dst = out
 	return ok
 }
+
+// SkipUnknown skips the value of key, a key the struct being filled does
+// not read, unless key matches one of its fields (names) when case is
+// ignored, or is one of them: encoding/json would fill that field, so the
+// input is left to it (false).
+func (p *Scanner) SkipUnknown(key string, names ...string) bool {
+	return !Folds(key, names...) && p.SkipValue()
+}

@@ -50,16 +50,8 @@ func parseChunkFast(data string, cc *chatChunk, sc *chunkScratch) bool {
 		case "usage":
 			return seen.First(16) && usage(p, &cc.Usage, &sc.usage)
 		}
-		return skipUnknown(p, key, "id", "object", "model", "choices", "usage", "x_groq", "error")
+		return p.SkipUnknown(key, "id", "object", "model", "choices", "usage", "x_groq", "error")
 	}) && p.End()
-}
-
-// skipUnknown skips the value of a key the struct being filled does not
-// have, unless key matches one of its fields (names) when case is
-// ignored, or is one of them but not handled here: encoding/json would
-// fill that field, so the input is left to it.
-func skipUnknown(p *jsonscan.Scanner, key string, names ...string) bool {
-	return !jsonscan.Folds(key, names...) && p.SkipValue()
 }
 
 // usage reads a usage object into *dst (backed by mem), or null.
@@ -76,7 +68,7 @@ func usage(p *jsonscan.Scanner, dst **chatUsage, mem *chatUsage) bool {
 		case "completion_tokens":
 			return seen.First(2) && nullableInt(p, &mem.CompletionTokens)
 		}
-		return skipUnknown(p, key, "prompt_tokens", "completion_tokens")
+		return p.SkipUnknown(key, "prompt_tokens", "completion_tokens")
 	}) {
 		return false
 	}
@@ -113,7 +105,7 @@ func chunkChoices(p *jsonscan.Scanner, cc *chatChunk, sc *chunkScratch) bool {
 		case "finish_reason":
 			return seen.First(4) && p.NullableString(&ch.FinishReason)
 		}
-		return skipUnknown(p, key, "index", "delta", "finish_reason")
+		return p.SkipUnknown(key, "index", "delta", "finish_reason")
 	})
 	if !ok || !p.Consume(']') {
 		return false
@@ -141,7 +133,7 @@ func chunkDeltaFast(p *jsonscan.Scanner, d *chunkDelta, sc *chunkScratch) bool {
 		case "function_call":
 			return seen.First(16) && function(p, &d.FunctionCall, &sc.fn)
 		}
-		return skipUnknown(p, key, "role", "content", "refusal", "tool_calls", "function_call")
+		return p.SkipUnknown(key, "role", "content", "refusal", "tool_calls", "function_call")
 	})
 }
 
@@ -211,7 +203,7 @@ func chunkToolCall1(p *jsonscan.Scanner, tc *chunkToolCall, index *int) bool {
 		case "function":
 			return seen.First(4) && functionFields(p, &tc.Function)
 		}
-		return skipUnknown(p, key, "index", "id", "function")
+		return p.SkipUnknown(key, "index", "id", "function")
 	})
 }
 
@@ -253,6 +245,6 @@ func functionFields(p *jsonscan.Scanner, f *respFunction) bool {
 			f.Arguments = argText(s)
 			return ok
 		}
-		return skipUnknown(p, key, "name", "arguments")
+		return p.SkipUnknown(key, "name", "arguments")
 	})
 }

@@ -26,7 +26,7 @@ func parseResponseFast(body string, cr *chatResponse) bool {
 		case "usage":
 			return seen.First(8) && usage(p, &cr.Usage, new(chatUsage))
 		}
-		return skipUnknown(p, key, "id", "model", "choices", "usage", "error")
+		return p.SkipUnknown(key, "id", "model", "choices", "usage", "error")
 	}) && p.End()
 }
 
@@ -43,7 +43,7 @@ func respChoices(p *jsonscan.Scanner, dst *[]chatChoice) bool {
 			case "finish_reason":
 				return seen.First(4) && p.NullableString(&ch.FinishReason)
 			}
-			return skipUnknown(p, key, "index", "message", "finish_reason", "error")
+			return p.SkipUnknown(key, "index", "message", "finish_reason", "error")
 		})
 	})
 }
@@ -72,12 +72,12 @@ func respMessageFast(p *jsonscan.Scanner, m *respMessage) bool {
 					case "function":
 						return seen.First(2) && functionFields(p, &tc.Function)
 					}
-					return skipUnknown(p, key, "id", "function")
+					return p.SkipUnknown(key, "id", "function")
 				})
 			})
 		case "function_call":
 			return seen.First(16) && function(p, &m.FunctionCall, new(respFunction))
 		}
-		return skipUnknown(p, key, "role", "content", "refusal", "tool_calls", "function_call")
+		return p.SkipUnknown(key, "role", "content", "refusal", "tool_calls", "function_call")
 	})
 }
