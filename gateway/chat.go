@@ -167,7 +167,7 @@ func (c *call) reject(e *apiError) {
 	if reason == "" {
 		reason = "other"
 	}
-	c.s.metrics.rejected.WithLabelValues(c.d.String(), reason).Inc()
+	c.s.metrics.rejected.With(c.d.String(), reason).Inc()
 	writeError(c.w, c.d, e, c.id)
 }
 
@@ -414,8 +414,8 @@ func (c *call) done() {
 	s := c.s
 	took := s.clk.Now().Sub(c.start)
 	if c.outcome != "" {
-		s.metrics.requests.WithLabelValues(c.d.String(), c.label, c.outcome).Inc()
-		s.metrics.latency.WithLabelValues(c.d.String(), strconv.FormatBool(c.cr.stream)).Observe(took.Seconds())
+		s.metrics.requests.With(c.d.String(), c.label, c.outcome).Inc()
+		s.metrics.latency.With(c.d.String(), strconv.FormatBool(c.cr.stream)).Observe(took.Seconds())
 	}
 	level := slog.LevelInfo
 	if c.status >= 500 || c.outcome == OutcomeInterrupted {

@@ -4,13 +4,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/prom"
 	"github.com/detourhq/detour/router"
 )
 
@@ -53,22 +52,22 @@ var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10,
 var parkBuckets = []float64{1, 5, 10, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 24 * 3600}
 
 // metrics holds the gateway's Prometheus metrics, on a registry of its own
-// (never the global default). Safe for concurrent use.
+// (never a global one). Safe for concurrent use.
 type metrics struct {
-	reg *prometheus.Registry
+	reg *prom.Registry
 
-	requests        *prometheus.CounterVec
-	rejected        *prometheus.CounterVec
-	attempts        *prometheus.CounterVec
-	skips           *prometheus.CounterVec
-	cost            *prometheus.CounterVec
-	probes          *prometheus.CounterVec
-	parkDuration    prometheus.Histogram
-	ttft            *prometheus.HistogramVec
-	latency         *prometheus.HistogramVec
-	recoveryLatency prometheus.Histogram
-	recoveryCost    prometheus.Counter
-	inflight        prometheus.Gauge
+	requests        *prom.CounterVec
+	rejected        *prom.CounterVec
+	attempts        *prom.CounterVec
+	skips           *prom.CounterVec
+	cost            *prom.CounterVec
+	probes          *prom.CounterVec
+	parkDuration    *prom.Histogram
+	ttft            *prom.HistogramVec
+	latency         *prom.HistogramVec
+	recoveryLatency *prom.Histogram
+	recoveryCost    *prom.Counter
+	inflight        *prom.Gauge
 
 	// parked maps a target parked by an attempt seen here to the end of its
 	// park, so the target's next send is known to be its probe.
@@ -76,48 +75,62 @@ type metrics struct {
 }
 
 func newMetrics(s *Server) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "detour_requests_total",
-		Help: "Requests answered or failed, by surface (openai, anthropic), route and outcome."},
-		[]string{"surface", "route", "outcome"})
-	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "detour_rejected_requests_total",
-		Help: "Requests refused before routing, by surface and reason (unauthorized, forbidden, not_found, too_large, rate_limited, concurrency, bad_request)."},
-		[]string{"surface", "reason"})
-	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "detour_attempts_total",
-		Help: "Sends to upstream targets, by target (provider/model) and ledger status (ok, http_429, net_timeout, canceled, ...)."},
-		[]string{"target", "status"})
-	m.skips = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "detour_skips_total",
-		Help: "Candidates skipped without a send, by target and reason (skipped_parked, skipped_no_key, skipped_tried, skipped by contract)."},
-		[]string{"target", "reason"})
-	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "detour_upstream_cost_usd_total",
-		Help: "Upstream cost in USD at the targets' list prices, failed attempts included, by target."},
-		[]string{"target"})
-	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "detour_probes_total",
-		Help: "Half-open probes of parked targets, by target and result (success, failure)."},
-		[]string{"target", "result"})
-	m.parkDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "detour_park_duration_seconds",
-		Help: "How long a target was parked for, observed when it was parked.", Buckets: parkBuckets})
-	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "detour_time_to_first_token_seconds",
-		Help: "Streams: time from the request's arrival to its first output sent.", Buckets: latencyBuckets},
-		[]string{"surface"})
-	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "detour_request_duration_seconds",
-		Help: "Total time of each routed request, by surface and whether it streamed.", Buckets: latencyBuckets},
-		[]string{"surface", "stream"})
-	m.recoveryLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "detour_recovery_added_seconds",
-		Help:    "Recovered requests: time spent on failed attempts, skips and waits before the answering send.",
-		Buckets: latencyBuckets})
-	m.recoveryCost = prometheus.NewCounter(prometheus.CounterOpts{Name: "detour_recovery_added_cost_usd_total",
-		Help: "USD that recovery added: failed attempts' cost plus what the answering target cost over the first candidate."})
-	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "detour_inflight_requests",
-		Help: "Requests being served now."})
-	m.reg.MustRegister(m.requests, m.rejected, m.attempts, m.skips, m.cost, m.probes, m.parkDuration,
-		m.ttft, m.latency, m.recoveryLatency, m.recoveryCost, m.inflight, &parkedCollector{s: s})
+	reg := prom.NewRegistry()
+	m := &metrics{reg: reg}
+	m.requests = reg.Counter("detour_requests_total",
+		"Requests answered or failed, by surface (openai, anthropic), route and outcome.",
+		"surface", "route", "outcome")
+	m.rejected = reg.Counter("detour_rejected_requests_total",
+		"Requests refused before routing, by surface and reason (unauthorized, forbidden, not_found, too_large, rate_limited, concurrency, bad_request).",
+		"surface", "reason")
+	m.attempts = reg.Counter("detour_attempts_total",
+		"Sends to upstream targets, by target (provider/model) and ledger status (ok, http_429, net_timeout, canceled, ...).",
+		"target", "status")
+	m.skips = reg.Counter("detour_skips_total",
+		"Candidates skipped without a send, by target and reason (skipped_parked, skipped_no_key, skipped_tried, skipped by contract).",
+		"target", "reason")
+	m.cost = reg.Counter("detour_upstream_cost_usd_total",
+		"Upstream cost in USD at the targets' list prices, failed attempts included, by target.",
+		"target")
+	m.probes = reg.Counter("detour_probes_total",
+		"Half-open probes of parked targets, by target and result (success, failure).",
+		"target", "result")
+	m.parkDuration = reg.Histogram("detour_park_duration_seconds",
+		"How long a target was parked for, observed when it was parked.", parkBuckets).With()
+	m.ttft = reg.Histogram("detour_time_to_first_token_seconds",
+		"Streams: time from the request's arrival to its first output sent.", latencyBuckets,
+		"surface")
+	m.latency = reg.Histogram("detour_request_duration_seconds",
+		"Total time of each routed request, by surface and whether it streamed.", latencyBuckets,
+		"surface", "stream")
+	m.recoveryLatency = reg.Histogram("detour_recovery_added_seconds",
+		"Recovered requests: time spent on failed attempts, skips and waits before the answering send.",
+		latencyBuckets).With()
+	m.recoveryCost = reg.Counter("detour_recovery_added_cost_usd_total",
+		"USD that recovery added: failed attempts' cost plus what the answering target cost over the first candidate.").With()
+	m.inflight = reg.Gauge("detour_inflight_requests", "Requests being served now.")
+	reg.GaugeFunc("detour_parked_targets",
+		"Targets parked now (breaker open): they get no traffic until their reset.", nil,
+		func(emit func(float64, ...string)) {
+			n := 0
+			s.eachParked(func(string, time.Duration) { n++ })
+			emit(float64(n))
+		})
+	reg.GaugeFunc("detour_target_parked_seconds",
+		"Seconds until a parked target may be probed, by target; absent when not parked.", []string{"target"},
+		func(emit func(float64, ...string)) {
+			s.eachParked(func(id string, left time.Duration) {
+				if s.knownTargets[id] {
+					emit(left.Seconds(), id)
+				}
+			})
+		})
 	// Every outcome of every route shows, at 0, from the first scrape.
 	for _, route := range s.routeNames {
 		for _, o := range []string{OutcomePrimarySuccess, OutcomeRetryRecovery, OutcomeFailoverRecovery,
 			OutcomeFallbackRecovery, OutcomeDegraded, OutcomeStatic, OutcomeFailClosed, OutcomeAllFailed} {
 			for _, sf := range []string{"openai", "anthropic"} {
-				m.requests.WithLabelValues(sf, route, o)
+				m.requests.With(sf, route, o)
 			}
 		}
 	}
@@ -130,12 +143,12 @@ func (s *Server) onAttempt(a router.Attempt) {
 	m := s.metrics
 	label := s.targetLabel(a.Target)
 	if a.Action == "skip" {
-		m.skips.WithLabelValues(label, a.Status).Inc()
+		m.skips.With(label, a.Status).Inc()
 		return
 	}
-	m.attempts.WithLabelValues(label, a.Status).Inc()
+	m.attempts.With(label, a.Status).Inc()
 	if a.Cost > 0 {
-		m.cost.WithLabelValues(label).Add(a.Cost)
+		m.cost.With(label).Add(a.Cost)
 	}
 	id := a.Target.ID()
 	now := s.clk.Now()
@@ -146,7 +159,7 @@ func (s *Server) onAttempt(a router.Attempt) {
 		if a.Status != ledger.StatusOK {
 			result = "failure"
 		}
-		m.probes.WithLabelValues(label, result).Inc()
+		m.probes.With(label, result).Inc()
 	}
 	if a.Failure == nil || canceled {
 		return
@@ -222,33 +235,13 @@ func (m *metrics) observeRecovery(pre []router.Attempt, answered *router.Target,
 	}
 }
 
-// parkedCollector reports the parked targets at scrape time from the
-// breaker's snapshot.
-type parkedCollector struct{ s *Server }
-
-var (
-	parkedDesc = prometheus.NewDesc("detour_parked_targets",
-		"Targets parked now (breaker open): they get no traffic until their reset.", nil, nil)
-	parkedForDesc = prometheus.NewDesc("detour_target_parked_seconds",
-		"Seconds until a parked target may be probed, by target; absent when not parked.", []string{"target"}, nil)
-)
-
-func (c *parkedCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- parkedDesc
-	ch <- parkedForDesc
-}
-
-func (c *parkedCollector) Collect(ch chan<- prometheus.Metric) {
-	now := c.s.clk.Now()
-	n := 0
-	for _, e := range c.s.health.Snapshot(now) {
-		if e.State != health.Open || !e.Until.After(now) {
-			continue
-		}
-		n++
-		if c.s.knownTargets[e.Key] {
-			ch <- prometheus.MustNewConstMetric(parkedForDesc, prometheus.GaugeValue, e.Until.Sub(now).Seconds(), e.Key)
+// eachParked calls f with each target parked now (breaker open), read from
+// the breaker's snapshot at scrape time, and the time left on its park.
+func (s *Server) eachParked(f func(id string, left time.Duration)) {
+	now := s.clk.Now()
+	for _, e := range s.health.Snapshot(now) {
+		if e.State == health.Open && e.Until.After(now) {
+			f(e.Key, e.Until.Sub(now))
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(n))
 }

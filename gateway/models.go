@@ -47,7 +47,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 	d := modelsDialect(r)
 	k, ae := s.authenticate(r)
 	if ae != nil {
-		s.metrics.rejected.WithLabelValues(d.String(), ae.Reason).Inc()
+		s.metrics.rejected.With(d.String(), ae.Reason).Inc()
 		writeError(w, d, ae, "")
 		return
 	}

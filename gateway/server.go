@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
@@ -162,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 	s.hard, s.hardStop = context.WithCancel(context.Background())
 	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt}).Init()
 	s.metrics = newMetrics(s)
-	s.metricsHandler = promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	s.metricsHandler = s.metrics.reg.Handler()
 	return s, nil
 }
 

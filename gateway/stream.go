@@ -219,7 +219,7 @@ func (c *call) serveStream(ctx context.Context) {
 		if first {
 			first = false
 			c.ttft = s.clk.Now().Sub(c.start)
-			s.metrics.ttft.WithLabelValues(c.d.String()).Observe(c.ttft.Seconds())
+			s.metrics.ttft.With(c.d.String()).Observe(c.ttft.Seconds())
 		}
 		if out.write(b, more) != nil {
 			c.outcome, c.errText = OutcomeCanceled, "the client went away"
