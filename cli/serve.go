@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"strings"
 	"time"
 
@@ -143,12 +144,15 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 }
 
 // servePprof serves net/http/pprof's handlers on addr, a listener of its
-// own; stop closes it.
+// own; stop closes it. It turns heap profiling on at Go's default rate
+// (cmd/detour turns it off): the heap profile covers what was allocated
+// from then on.
 func servePprof(addr string, env Env) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--pprof: listen: %w", err)
 	}
+	runtime.MemProfileRate = 512 * 1024
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
