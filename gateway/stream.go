@@ -191,8 +191,11 @@ func (c *call) serveStream(ctx context.Context) {
 	for {
 		ch, err := sr.Stream.Next()
 		if err == io.EOF {
+			// The end waits in the response's buffer: the handler returns
+			// at once, and net/http sends it with the chunked terminator in
+			// one write.
 			b = enc.end(b[:0])
-			if out.write(b, false) != nil {
+			if out.write(b, true) != nil {
 				c.outcome = OutcomeCanceled
 				break
 			}

@@ -243,6 +243,24 @@ func TestStream_RouteLimits(t *testing.T) {
 	})
 }
 
+func TestStream_IdleLimitCountsFromTheLastChunk(t *testing.T) {
+	// Nine chunks 50 ms apart take longer than the 250 ms idle limit in
+	// all: only a limit re-armed at each chunk lets the answer finish.
+	f := newFixture(t, setup{routes: `  steady:
+    chain: [p1/m, p2/m]
+    idle_timeout: 250ms
+`, tweak: func(p *sim.Provider) { p.Latency.PerChunk = 50 * time.Millisecond }})
+	start := time.Now()
+	resp, body := f.post("/v1/chat/completions", `{"model":"steady","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") || strings.Contains(body, `"error"`) ||
+		resp.Header.Get("X-Detour-Provider") != "p1" {
+		t.Errorf("%d %v %q", resp.StatusCode, resp.Header, body)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("took %s: the chunks were not spread over more than the idle limit", took)
+	}
+}
+
 func TestStream_PingsDuringSilences(t *testing.T) {
 	f := newFixture(t, setup{gateway: defaultGateway + "  keepalive: 30ms\n",
 		tweak: func(p *sim.Provider) { p.Latency.PerChunk = 100 * time.Millisecond }})

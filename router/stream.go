@@ -148,6 +148,12 @@ type routedStream struct {
 
 	once sync.Once // guards the final record
 	err  error     // sticky final error
+
+	// idleTimer cancels the attempt when the target sends nothing for
+	// idle; made at the first Next that has to wait, re-armed by each
+	// such Next. stalled says it fired.
+	idleTimer *time.Timer
+	stalled   atomic.Bool
 }
 
 func (s *routedStream) note(c llm.Chunk) {
@@ -170,13 +176,17 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 		s.finish(nil)
 		return llm.Chunk{}, io.EOF
 	}
-	var stalled atomic.Bool
-	var timer *time.Timer
-	if s.idle > 0 {
-		timer = time.AfterFunc(s.idle, func() { stalled.Store(true); s.cancel() })
+	// A chunk the target already sent cannot stall: no timer for it.
+	armed := s.idle > 0 && !llm.Ready(s.inner)
+	if armed {
+		if s.idleTimer == nil {
+			s.idleTimer = time.AfterFunc(s.idle, func() { s.stalled.Store(true); s.cancel() })
+		} else {
+			s.idleTimer.Reset(s.idle)
+		}
 	}
 	c, err := s.inner.Next()
-	if timer != nil && !timer.Stop() && stalled.Load() && err != nil {
+	if armed && !s.idleTimer.Stop() && s.stalled.Load() && err != nil {
 		err = fmt.Errorf("%w (no chunk for %s; %v)", llm.ErrStreamStalled, s.idle, err)
 	}
 	if err == io.EOF {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzReader checks that the reader never panics, ends with io.EOF or a read
@@ -50,6 +51,30 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("line break inside a field: %+v", ev)
 			}
 			events = append(events, ev)
+		}
+
+		// Read in small pieces, lines cross the read buffer's fills (the
+		// copying path of readLine) instead of lying whole in it: the same
+		// events must come out.
+		for _, rd := range []io.Reader{iotest.OneByteReader(bytes.NewReader(in)), iotest.HalfReader(bytes.NewReader(in))} {
+			r := NewReader(rd)
+			r.MaxEventSize = limit
+			for i := 0; ; i++ {
+				ev, err := r.Next()
+				if err != nil {
+					if i < len(events) {
+						t.Fatalf("read in pieces: %v after %d events, want %d", err, i, len(events))
+					}
+					break
+				}
+				if i >= len(events) {
+					t.Fatalf("read in pieces: event %d = %+v, read whole there were %d", i, ev, len(events))
+				}
+				if ev != events[i] {
+					t.Fatalf("read in pieces: event %d = %+v, read whole it was %+v", i, ev, events[i])
+				}
+			}
+			r.Release()
 		}
 
 		var buf bytes.Buffer

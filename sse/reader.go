@@ -64,7 +64,8 @@ type Reader struct {
 	// DefaultMaxEventSize. Set it before the first call to Next.
 	MaxEventSize int
 
-	br *bufio.Reader
+	bufs *buffers // pooled; nil once released
+	br   *bufio.Reader
 	// line holds the current line (without its terminator); data the
 	// current event's data. Both are reused across events.
 	line []byte
@@ -87,20 +88,31 @@ type Reader struct {
 // readBufSize is the size of a Reader's read buffer.
 const readBufSize = 16 << 10
 
-// bufPool holds the read buffers of released Readers, reset to read nothing.
-var bufPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
-
-// NewReader returns a Reader reading from r with a buffer of its own. The
-// buffer comes from a pool: Release gives it back once the reader is done.
-func NewReader(r io.Reader) *Reader {
-	br := bufPool.Get().(*bufio.Reader)
-	br.Reset(r)
-	return &Reader{br: br}
+// buffers are what a Reader reads with, pooled between readers: the read
+// buffer, and the line and data a long event is put together in.
+type buffers struct {
+	br         *bufio.Reader
+	line, data []byte
 }
 
-// Release gives the reader's buffer back for reuse and stops the reader:
+// maxPooledSpare is the largest line or data buffer kept for reuse; a
+// reader that met a longer event leaves it to the garbage collector.
+const maxPooledSpare = 64 << 10
+
+// bufPool holds the buffers of released Readers, reset to read nothing.
+var bufPool = sync.Pool{New: func() any { return &buffers{br: bufio.NewReaderSize(nil, readBufSize)} }}
+
+// NewReader returns a Reader reading from r with buffers of its own. They
+// come from a pool: Release gives them back once the reader is done.
+func NewReader(r io.Reader) *Reader {
+	b := bufPool.Get().(*buffers)
+	b.br.Reset(r)
+	return &Reader{bufs: b, br: b.br, line: b.line[:0], data: b.data[:0]}
+}
+
+// Release gives the reader's buffers back for reuse and stops the reader:
 // later calls to Next return the error the reader stopped with, or
-// ErrReleased. Calling it is optional (an unreleased buffer is simply
+// ErrReleased. Calling it is optional (unreleased buffers are simply
 // garbage collected) and it must not run concurrently with Next; later
 // calls do nothing.
 func (r *Reader) Release() {
@@ -112,8 +124,19 @@ func (r *Reader) Release() {
 	}
 	r.reset()
 	r.br.Reset(nil)
-	bufPool.Put(r.br)
-	r.br = nil
+	b := r.bufs
+	b.line, b.data = spare(r.line), spare(r.data)
+	r.line, r.data = nil, nil
+	bufPool.Put(b)
+	r.br, r.bufs = nil, nil
+}
+
+// spare returns b emptied for reuse, or nil when it grew too large to keep.
+func spare(b []byte) []byte {
+	if cap(b) > maxPooledSpare {
+		return nil
+	}
+	return b[:0]
 }
 
 // Ready reports whether the input already buffered holds the whole of an
@@ -320,8 +343,14 @@ func (r *Reader) readLine(limit int) ([]byte, error) {
 		if len(r.line)+i > limit {
 			return nil, ErrTooLong
 		}
-		r.line = append(r.line, buf[:i]...)
 		r.skipLF = buf[i] == '\r'
+		if len(r.line) == 0 {
+			// The whole line is buffered: hand out the buffer's own bytes,
+			// which stay as they are until the next read.
+			r.br.Discard(i + 1)
+			return buf[:i], nil
+		}
+		r.line = append(r.line, buf[:i]...)
 		r.br.Discard(i + 1)
 		return r.line, nil
 	}
