@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -115,7 +116,7 @@ func parseAnthropic(body []byte, cr *chatRequest) *apiError {
 			if tc.Name == "" {
 				return badRequest("tool_choice.name", "tool_choice.name: Field required for type tool")
 			}
-			b := appendString([]byte(`{"type":"function","function":{"name":`), tc.Name)
+			b := jsonw.String([]byte(`{"type":"function","function":{"name":`), tc.Name)
 			req.ToolChoice = append(b, "}}"...)
 		default:
 			return badRequest("tool_choice.type", "tool_choice.type %q is not one of auto, any, tool, none", tc.Type)
@@ -245,13 +246,13 @@ func appendAnthropicMessage(b []byte, c *call, resp *llm.Response) []byte {
 	b = append(b, `{"id":"msg_`...)
 	b = append(b, c.id...)
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = appendString(b, answerModel(resp.Model, c))
+	b = jsonw.String(b, answerModel(resp.Model, c))
 	b = append(b, `,"content":[`...)
 	m := &resp.Message
 	n := 0
 	if m.Content != "" {
 		b = append(b, `{"type":"text","text":`...)
-		b = appendString(b, m.Content)
+		b = jsonw.String(b, m.Content)
 		b = append(b, '}')
 		n++
 	}
@@ -260,16 +261,16 @@ func appendAnthropicMessage(b []byte, c *call, resp *llm.Response) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = appendString(b, tc.ID)
+		b = jsonw.String(b, tc.ID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = jsonw.String(b, tc.Name)
 		b = append(b, `,"input":`...)
 		b = appendJSONObject(b, tc.Arguments)
 		b = append(b, '}')
 		n++
 	}
 	b = append(b, `],"stop_reason":`...)
-	b = appendString(b, anthropicStop(resp.FinishReason))
+	b = jsonw.String(b, anthropicStop(resp.FinishReason))
 	b = append(b, `,"stop_sequence":null,"usage":`...)
 	b = appendAnthropicUsage(b, resp.Usage)
 	return append(b, "}\n"...)
@@ -315,7 +316,7 @@ func (a *anStream) start(b []byte, model string) []byte {
 	b = append(b, `{"type":"message_start","message":{"id":"msg_`...)
 	b = append(b, a.c.id...)
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = appendString(b, answerModel(model, a.c))
+	b = jsonw.String(b, answerModel(model, a.c))
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`...)
 	return append(b, "\n\n"...)
 }
@@ -358,7 +359,7 @@ func (a *anStream) chunk(b []byte, ch llm.Chunk) []byte {
 		b = append(b, `{"type":"content_block_delta","index":`...)
 		b = appendInt(b, a.block)
 		b = append(b, `,"delta":{"type":"text_delta","text":`...)
-		b = appendString(b, ch.Content)
+		b = jsonw.String(b, ch.Content)
 		b = append(b, "}}\n\n"...)
 	}
 	for _, tc := range ch.ToolCalls {
@@ -368,9 +369,9 @@ func (a *anStream) chunk(b []byte, ch llm.Chunk) []byte {
 			b = append(b, `{"type":"content_block_start","index":`...)
 			b = appendInt(b, a.block)
 			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
-			b = appendString(b, tc.ID)
+			b = jsonw.String(b, tc.ID)
 			b = append(b, `,"name":`...)
-			b = appendString(b, tc.Name)
+			b = jsonw.String(b, tc.Name)
 			b = append(b, `,"input":{}}}`+"\n\n"...)
 			a.open, a.tool = 'u', tc.Index
 		}
@@ -381,7 +382,7 @@ func (a *anStream) chunk(b []byte, ch llm.Chunk) []byte {
 		b = append(b, `{"type":"content_block_delta","index":`...)
 		b = appendInt(b, a.block)
 		b = append(b, `,"delta":{"type":"input_json_delta","partial_json":`...)
-		b = appendString(b, tc.Arguments)
+		b = jsonw.String(b, tc.Arguments)
 		b = append(b, "}}\n\n"...)
 	}
 	return b
@@ -394,7 +395,7 @@ func (a *anStream) end(b []byte) []byte {
 	b = a.closeBlock(b)
 	b = event(b, "message_delta")
 	b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
-	b = appendString(b, anthropicStop(a.stop))
+	b = jsonw.String(b, anthropicStop(a.stop))
 	b = append(b, `,"stop_sequence":null},"usage":`...)
 	b = appendAnthropicUsage(b, a.u)
 	b = append(b, "}\n\n"...)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
 )
@@ -97,9 +98,9 @@ func (e *apiError) anthropicType() string {
 // all four keys, as the OpenAI SDKs read them.
 func appendOpenAIError(b []byte, e *apiError) []byte {
 	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, e.Message)
+	b = jsonw.String(b, e.Message)
 	b = append(b, `,"type":`...)
-	b = appendString(b, e.openAIType())
+	b = jsonw.String(b, e.openAIType())
 	b = append(b, `,"param":`...)
 	b = appendStringOrNull(b, e.Param)
 	b = append(b, `,"code":`...)
@@ -110,13 +111,13 @@ func appendOpenAIError(b []byte, e *apiError) []byte {
 // appendAnthropicError appends {"type":"error","error":{"type","message"}}.
 func appendAnthropicError(b []byte, e *apiError, requestID string) []byte {
 	b = append(b, `{"type":"error","error":{"type":`...)
-	b = appendString(b, e.anthropicType())
+	b = jsonw.String(b, e.anthropicType())
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = jsonw.String(b, e.Message)
 	b = append(b, '}')
 	if requestID != "" {
 		b = append(b, `,"request_id":`...)
-		b = appendString(b, requestID)
+		b = jsonw.String(b, requestID)
 	}
 	return append(b, '}')
 }

@@ -3,6 +3,8 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/detourhq/detour/internal/jsonw"
 )
 
 // GET /v1/models lists what the client's key may use: its routes, then the
@@ -102,14 +104,14 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 func appendModel(b []byte, d dialect, m model) []byte {
 	if d == anthropicDialect {
 		b = append(b, `{"type":"model","id":`...)
-		b = appendString(b, m.id)
+		b = jsonw.String(b, m.id)
 		b = append(b, `,"display_name":`...)
-		b = appendString(b, m.id)
+		b = jsonw.String(b, m.id)
 		return append(b, `,"created_at":"1970-01-01T00:00:00Z"}`...)
 	}
 	b = append(b, `{"id":`...)
-	b = appendString(b, m.id)
+	b = jsonw.String(b, m.id)
 	b = append(b, `,"object":"model","created":0,"owned_by":`...)
-	b = appendString(b, m.owner)
+	b = jsonw.String(b, m.owner)
 	return append(b, '}')
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -38,11 +38,11 @@ type oaStreamOptions struct {
 }
 
 type oaMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	ToolCalls  []oaToolCall    `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
+	Role       string         `json:"role"`
+	Content    oaContentField `json:"content"`
+	Name       string         `json:"name"`
+	ToolCalls  []oaToolCall   `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
 }
 
 type oaToolCall struct {
@@ -168,28 +168,34 @@ func (m *oaMessage) canonical(i int) (llm.Message, *apiError) {
 	return out, nil
 }
 
+// oaContentField is a message's content as read: a string's text, or
+// the JSON of anything else (a list of parts, or a value detour refuses)
+// for oaContent to read. null leaves both empty.
+type oaContentField struct {
+	Text string
+	Raw  json.RawMessage // set when the content is not a string or null
+}
+
+// UnmarshalJSON reads a content value of a valid JSON document.
+func (c *oaContentField) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &c.Text)
+	case string(b) == "null":
+		return nil
+	}
+	c.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
 // oaContent reads a message content: a string, null, or an array of text
 // parts (joined by newlines).
-func oaContent(raw json.RawMessage, param string) (string, *apiError) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+func oaContent(c oaContentField, param string) (string, *apiError) {
+	raw := c.Raw
+	if len(raw) == 0 {
+		return c.Text, nil
 	}
 	switch raw[0] {
-	case '"':
-		// The body was valid JSON, so a string without escapes is its
-		// bytes between the quotes: no second decode (invalid UTF-8 still
-		// goes through json.Unmarshal, which replaces it).
-		if n := len(raw); n >= 2 && raw[n-1] == '"' {
-			if in := raw[1 : n-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-				return string(in), nil
-			}
-		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", badRequest(param, "%s is not a valid string", param)
-		}
-		return s, nil
 	case '[':
 		var parts []oaPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
@@ -320,13 +326,13 @@ func appendOpenAICompletion(b []byte, c *call, resp *llm.Response) []byte {
 	b = append(b, `","object":"chat.completion","created":`...)
 	b = appendInt(b, int(c.start.Unix()))
 	b = append(b, `,"model":`...)
-	b = appendString(b, answerModel(resp.Model, c))
+	b = jsonw.String(b, answerModel(resp.Model, c))
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	m := &resp.Message
 	if m.Content == "" && len(m.ToolCalls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, m.Content)
+		b = jsonw.String(b, m.Content)
 	}
 	b = append(b, `,"refusal":null`...)
 	if len(m.ToolCalls) > 0 {
@@ -336,17 +342,17 @@ func appendOpenAICompletion(b []byte, c *call, resp *llm.Response) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = appendString(b, tc.ID)
+			b = jsonw.String(b, tc.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, tc.Name)
+			b = jsonw.String(b, tc.Name)
 			b = append(b, `,"arguments":`...)
-			b = appendString(b, orEmptyObject(tc.Arguments))
+			b = jsonw.String(b, orEmptyObject(tc.Arguments))
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
-	b = appendString(b, openAIFinish(resp.FinishReason))
+	b = jsonw.String(b, openAIFinish(resp.FinishReason))
 	b = append(b, `}],"usage":`...)
 	b = appendOpenAIUsage(b, resp.Usage)
 	return append(b, "}\n"...)
@@ -403,7 +409,7 @@ func (o *oaStream) open(b []byte, model string) []byte {
 		p = append(p, `","object":"chat.completion.chunk","created":`...)
 		p = appendInt(p, int(o.c.start.Unix()))
 		p = append(p, `,"model":`...)
-		p = appendString(p, answerModel(model, o.c))
+		p = jsonw.String(p, answerModel(model, o.c))
 		o.prefix = append(p, ',')
 	}
 	return append(b, o.prefix...)
@@ -430,7 +436,7 @@ func (o *oaStream) chunk(b []byte, ch llm.Chunk) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `"content":`...)
-		b = appendString(b, ch.Content)
+		b = jsonw.String(b, ch.Content)
 		sep = true
 	}
 	if len(ch.ToolCalls) > 0 {
@@ -446,17 +452,17 @@ func (o *oaStream) chunk(b []byte, ch llm.Chunk) []byte {
 			b = appendInt(b, tc.Index)
 			if tc.ID != "" {
 				b = append(b, `,"id":`...)
-				b = appendString(b, tc.ID)
+				b = jsonw.String(b, tc.ID)
 				b = append(b, `,"type":"function"`...)
 			}
 			b = append(b, `,"function":{`...)
 			if tc.Name != "" {
 				b = append(b, `"name":`...)
-				b = appendString(b, tc.Name)
+				b = jsonw.String(b, tc.Name)
 				b = append(b, ',')
 			}
 			b = append(b, `"arguments":`...)
-			b = appendString(b, tc.Arguments)
+			b = jsonw.String(b, tc.Arguments)
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
@@ -464,7 +470,7 @@ func (o *oaStream) chunk(b []byte, ch llm.Chunk) []byte {
 	b = append(b, `},"finish_reason":`...)
 	if finish {
 		o.finished = true
-		b = appendString(b, openAIFinish(ch.FinishReason))
+		b = jsonw.String(b, openAIFinish(ch.FinishReason))
 	} else {
 		b = append(b, "null"...)
 	}

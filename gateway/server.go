@@ -18,6 +18,7 @@ import (
 	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/router"
 )
@@ -231,7 +232,7 @@ func (s *Server) method(w http.ResponseWriter, r *http.Request, want string, d d
 
 // writeStatus writes {"status": text}.
 func writeStatus(w http.ResponseWriter, code int, text string) {
-	b := appendString([]byte(`{"status":`), text)
+	b := jsonw.String([]byte(`{"status":`), text)
 	b = append(b, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)

@@ -1,66 +1,12 @@
 package openai
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/llm"
 )
-
-// chatRequest is the body of POST /chat/completions, in the field order
-// OpenAI documents.
-type chatRequest struct {
-	Model          string          `json:"model"`
-	Messages       []chatMessage   `json:"messages"`
-	Tools          []chatTool      `json:"tools,omitempty"`
-	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
-	MaxTokens      int             `json:"max_tokens,omitempty"`
-	Temperature    *float64        `json:"temperature,omitempty"`
-	TopP           *float64        `json:"top_p,omitempty"`
-	Stop           []string        `json:"stop,omitempty"`
-	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
-	Stream         bool            `json:"stream,omitempty"`
-	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-// chatMessage is one message of a request. Content is a pointer so that an
-// assistant turn that only calls tools sends "content": null, as OpenAI
-// itself returns it, while other turns always send a string.
-type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content"`
-	Name       string         `json:"name,omitempty"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"`
-	Function chatFunctionCall `json:"function"`
-}
-
-type chatFunctionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type chatTool struct {
-	Type     string       `json:"type"`
-	Function chatFunction `json:"function"`
-}
-
-type chatFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-}
 
 // EncodeRequest returns the JSON body of an OpenAI chat completions request
 // for req. The stream argument, not req.Stream, decides whether to stream;
@@ -81,74 +27,151 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("openai: nil request")
 	}
-	body := chatRequest{
-		Model:          req.Model,
-		Messages:       make([]chatMessage, 0, len(req.Messages)),
-		ToolChoice:     req.ToolChoice,
-		MaxTokens:      req.MaxTokens,
-		Temperature:    req.Temperature,
-		TopP:           req.TopP,
-		Stop:           req.Stop,
-		ResponseFormat: req.ResponseFormat,
-		Stream:         stream,
-	}
-	if stream {
-		body.StreamOptions = &streamOptions{IncludeUsage: true}
-	}
+	size := 128 + len(req.Model) + len(req.ToolChoice) + len(req.ResponseFormat)
 	for i := range req.Messages {
-		m, err := encodeMessage(&req.Messages[i])
-		if err != nil {
+		size += 48 + len(req.Messages[i].Content)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"model":`...)
+	b = jsonw.String(b, req.Model)
+	b = append(b, `,"messages":[`...)
+	for i := range req.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendMessage(b, &req.Messages[i]); err != nil {
 			return nil, fmt.Errorf("openai: message %d: %w", i, err)
 		}
-		body.Messages = append(body.Messages, m)
 	}
+	b = append(b, ']')
+	var err error
 	if len(req.Tools) > 0 {
-		body.Tools = make([]chatTool, len(req.Tools))
+		b = append(b, `,"tools":[`...)
 		for i, t := range req.Tools {
-			body.Tools[i] = chatTool{Type: "function", Function: chatFunction{
-				Name: t.Name, Description: t.Description, Parameters: t.Parameters,
-			}}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = jsonw.String(b, t.Name)
+			if t.Description != "" {
+				b = append(b, `,"description":`...)
+				b = jsonw.String(b, t.Description)
+			}
+			if len(t.Parameters) > 0 {
+				b = append(b, `,"parameters":`...)
+				if b, err = jsonw.Raw(b, t.Parameters); err != nil {
+					return nil, encodeError("tools", err)
+				}
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if len(req.ToolChoice) > 0 {
+		b = append(b, `,"tool_choice":`...)
+		if b, err = jsonw.Raw(b, req.ToolChoice); err != nil {
+			return nil, encodeError("tool_choice", err)
 		}
 	}
-	// No HTML escaping: prompts go out byte for byte ("<" stays "<").
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&body); err != nil {
-		return nil, fmt.Errorf("openai: encoding request: %w", err)
+	if req.MaxTokens != 0 {
+		b = append(b, `,"max_tokens":`...)
+		b = jsonw.Int(b, req.MaxTokens)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	if req.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		if b, err = jsonw.Float(b, *req.Temperature); err != nil {
+			return nil, encodeError("temperature", err)
+		}
+	}
+	if req.TopP != nil {
+		b = append(b, `,"top_p":`...)
+		if b, err = jsonw.Float(b, *req.TopP); err != nil {
+			return nil, encodeError("top_p", err)
+		}
+	}
+	if len(req.Stop) > 0 {
+		b = append(b, `,"stop":[`...)
+		for i, s := range req.Stop {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.String(b, s)
+		}
+		b = append(b, ']')
+	}
+	if len(req.ResponseFormat) > 0 {
+		b = append(b, `,"response_format":`...)
+		if b, err = jsonw.Raw(b, req.ResponseFormat); err != nil {
+			return nil, encodeError("response_format", err)
+		}
+	}
+	if stream {
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	}
+	return append(b, '}'), nil
 }
 
-func encodeMessage(m *llm.Message) (chatMessage, error) {
-	out := chatMessage{Role: string(m.Role)}
-	content := m.Content
+// encodeError is the error for a field that cannot be written.
+func encodeError(field string, err error) error {
+	return fmt.Errorf("openai: encoding request: %s: %w", field, err)
+}
+
+// appendMessage appends one message of a request: role, content (null for
+// an assistant turn that only calls tools), name, tool_calls and
+// tool_call_id, in that order.
+func appendMessage(b []byte, m *llm.Message) ([]byte, error) {
+	var name, toolCallID string
+	content := true
 	switch m.Role {
 	case llm.RoleSystem, llm.RoleUser:
-		out.Content, out.Name = &content, m.Name
+		name = m.Name
 	case llm.RoleAssistant:
-		out.Name = m.Name
-		if content != "" || len(m.ToolCalls) == 0 {
-			out.Content = &content
-		}
-		if len(m.ToolCalls) > 0 {
-			out.ToolCalls = make([]chatToolCall, len(m.ToolCalls))
-			for i, tc := range m.ToolCalls {
-				args := tc.Arguments
-				if args == "" {
-					args = "{}"
-				}
-				out.ToolCalls[i] = chatToolCall{ID: tc.ID, Type: "function",
-					Function: chatFunctionCall{Name: tc.Name, Arguments: args}}
-			}
-		}
+		name = m.Name
+		content = m.Content != "" || len(m.ToolCalls) == 0
 	case llm.RoleTool:
 		if m.ToolCallID == "" {
-			return out, errors.New("tool message without tool_call_id")
+			return b, errors.New("tool message without tool_call_id")
 		}
-		out.Content, out.ToolCallID = &content, m.ToolCallID
+		toolCallID = m.ToolCallID
 	default:
-		return out, fmt.Errorf("unknown role %q", m.Role)
+		return b, fmt.Errorf("unknown role %q", m.Role)
 	}
-	return out, nil
+	b = append(b, `{"role":`...)
+	b = jsonw.String(b, string(m.Role))
+	b = append(b, `,"content":`...)
+	if content {
+		b = jsonw.String(b, m.Content)
+	} else {
+		b = append(b, "null"...)
+	}
+	if name != "" {
+		b = append(b, `,"name":`...)
+		b = jsonw.String(b, name)
+	}
+	if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			args := tc.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			b = append(b, `{"id":`...)
+			b = jsonw.String(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = jsonw.String(b, tc.Name)
+			b = append(b, `,"arguments":`...)
+			b = jsonw.String(b, args)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if toolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = jsonw.String(b, toolCallID)
+	}
+	return append(b, '}'), nil
 }
