@@ -69,6 +69,21 @@ func raw(p *jsonscan.Scanner, dst *json.RawMessage) bool {
 	return ok
 }
 
+// content reads a message's content as oaContentField.UnmarshalJSON
+// does: a string's text (a substring of the body when it has no escapes),
+// null, or the JSON of anything else.
+func content(p *jsonscan.Scanner, c *oaContentField) bool {
+	switch p.Peek() {
+	case '"':
+		s, ok := p.Str()
+		c.Text = s
+		return ok
+	case 'n':
+		return p.Null()
+	}
+	return raw(p, &c.Raw)
+}
+
 // oaMessageFast reads one message object.
 func oaMessageFast(p *jsonscan.Scanner, m *oaMessage) bool {
 	var seen jsonscan.Seen
@@ -77,7 +92,7 @@ func oaMessageFast(p *jsonscan.Scanner, m *oaMessage) bool {
 		case "role":
 			return seen.First(1) && p.NullableString(&m.Role)
 		case "content":
-			return seen.First(2) && raw(p, &m.Content)
+			return seen.First(2) && content(p, &m.Content)
 		case "name":
 			return seen.First(4) && p.NullableString(&m.Name)
 		case "tool_calls":

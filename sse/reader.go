@@ -86,7 +86,7 @@ type Reader struct {
 }
 
 // readBufSize is the size of a Reader's read buffer.
-const readBufSize = 16 << 10
+const readBufSize = 4 << 10
 
 // buffers are what a Reader reads with, pooled between readers: the read
 // buffer, and the line and data a long event is put together in.
