@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test unit race fuzz vet bench bench-gateway demo build
+.PHONY: test unit race fuzz vet bench bench-gateway demo build build-pprof
 
 ## test: vet, every test with the race detector, then a short run of each fuzz target
 test: vet race fuzz
@@ -11,6 +11,7 @@ vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags pprof ./cli/
 
 race:
 	$(GO) test -race -count=1 ./...
@@ -29,8 +30,13 @@ bench:
 demo:
 	$(GO) run ./cmd/detour demo
 
+## build: a static detour in bin/ (no libc: runs on any Linux, in a scratch container)
 build:
-	$(GO) build -o bin/detour ./cmd/detour
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/detour ./cmd/detour
+
+## build-pprof: a detour whose `serve --pprof ADDR` serves Go's profiles
+build-pprof:
+	CGO_ENABLED=0 $(GO) build -trimpath -tags pprof -o bin/detour ./cmd/detour
 
 ## bench-gateway: `detour serve` against the upstream direct and a plain
 ## reverse proxy under load, plus the failover scenario (about 5 minutes;

@@ -7,10 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -63,11 +60,14 @@ idempotency-key. Answers carry x-detour-route, -provider, -model, -attempts,
 	fl.StringVar(&f.ledgerPath, "ledger", "", "ledger file (default $DETOUR_LEDGER, else $XDG_STATE_HOME/detour/ledger.jsonl; \"-\" for none)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "request log level: debug, info (one line per request), warn (failures only), error")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
-	fl.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof, /debug/pprof/) on this loopback host:port, apart from the gateway (default off)")
+	fl.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (net/http/pprof, /debug/pprof/) on this loopback host:port, apart from the gateway (default off; needs a build with -tags pprof)")
 	return cmd
 }
 
 func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
+	if f.pprof != "" && !pprofBuilt {
+		return withCode(ExitUsage, errors.New("--pprof: this detour was built without the profiler; build one with it: go build -tags pprof ./cmd/detour"))
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return withCode(ExitUsage, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel))
@@ -141,28 +141,6 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	}
 	fmt.Fprintln(env.Stderr, "detour serve: stopped")
 	return nil
-}
-
-// servePprof serves net/http/pprof's handlers on addr, a listener of its
-// own; stop closes it. It turns heap profiling on at Go's default rate
-// (cmd/detour turns it off): the heap profile covers what was allocated
-// from then on.
-func servePprof(addr string, env Env) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--pprof: listen: %w", err)
-	}
-	runtime.MemProfileRate = 512 * 1024
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	fmt.Fprintf(env.Stderr, "detour serve: profiles on http://%s/debug/pprof/\n", ln.Addr())
-	return func() { srv.Close() }, nil
 }
 
 // loopback reports whether addr (host:port) listens on loopback only.

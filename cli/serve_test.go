@@ -90,3 +90,15 @@ func TestServe_RefusesToListenWideWithoutClientKeys(t *testing.T) {
 		t.Errorf("bad log level: exit %d, stderr %s", code, stderr)
 	}
 }
+
+func TestServe_PprofNeedsAProfilerBuild(t *testing.T) {
+	if pprofBuilt {
+		t.Skip("built with -tags pprof")
+	}
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"serve", "--pprof", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--ledger", "-"},
+		Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }})
+	if code != ExitUsage || !strings.Contains(stderr.String(), "go build -tags pprof") || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q: want a usage error that says how to build with the profiler", code, stdout.String(), stderr.String())
+	}
+}

@@ -66,7 +66,7 @@ func putBuf(b *bytes.Buffer) {
 }
 
 // bytesPool holds output buffers for responses and stream events.
-var bytesPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+var bytesPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // getBytes returns an empty pooled buffer; give it back with putBytes.
 func getBytes() *[]byte {

@@ -82,6 +82,7 @@ type options struct {
 	keep             bool
 	perf             bool
 	perfConns        int
+	cgo              bool
 }
 
 func main() {
@@ -107,6 +108,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, config, logs, ledgers, profiles)")
 	flag.BoolVar(&o.perf, "perf", false, "after the matrix, profile detour serve under load with perf(1), if installed")
 	flag.IntVar(&o.perfConns, "perf-conns", 32, "connections of the -perf runs")
+	flag.BoolVar(&o.cgo, "cgo", false, "build the three binaries with cgo (Go's default where a C compiler is found) instead of as `make build` builds detour: static, CGO_ENABLED=0")
 	flag.Parse()
 	var err error
 	if o.conns, err = parseInts(conns); err != nil || len(o.conns) == 0 {
@@ -293,9 +295,10 @@ func (b *bench) build() error {
 	}
 	root := filepath.Dir(mod)
 	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", b.dir+string(filepath.Separator),
+	cmd := exec.Command("go", "build", "-trimpath", "-o", b.dir+string(filepath.Separator),
 		"./cmd/detour", "./bench/upstream", "./bench/revproxy")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+buildCgo(b.opt.cgo))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
@@ -304,6 +307,14 @@ func (b *bench) build() error {
 	}
 	b.logf("built detour, upstream and revproxy in %.1fs", time.Since(start).Seconds())
 	return nil
+}
+
+// buildCgo is the CGO_ENABLED of the binaries' build.
+func buildCgo(cgo bool) string {
+	if cgo {
+		return "1"
+	}
+	return "0"
 }
 
 // writeConfig writes the detour config: a one-target route bench-model,

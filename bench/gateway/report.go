@@ -188,6 +188,12 @@ func (b *bench) report() string {
 		"(ranges in parentheses); each system in a fresh process per cell; request: OpenAI chat completion with a %d-byte "+
 		"user message; upstream: `simulate` (time to first token %s, %s between events), its %d-character answer in 9 SSE events when streamed\n",
 		o.warmup, o.duration, o.rounds, o.promptBytes, o.latency, o.perChunk, len("Hello from up/bench-model."))
+	if o.bin == "" {
+		p("- binaries: the three built alike, `go build -trimpath` with CGO_ENABLED=%s (%s)\n", buildCgo(o.cgo),
+			map[bool]string{false: "static, as `make build` builds detour", true: "-cgo: Go's default where a C compiler is found, libc linked"}[o.cgo])
+	} else {
+		p("- binaries: prebuilt, from %s\n", o.bin)
+	}
 	p("- the load generator (this process), the system under test and the upstream share the machine's CPUs: " +
 		"with an upstream that answers at once every cell past 1 connection is CPU-bound, and a system's " +
 		"throughput is what is left to it by the other two; see \"where the CPU and memory went\". Ratios are taken inside each round, whose systems ran back to back, " +
