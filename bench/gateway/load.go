@@ -17,6 +17,8 @@ import (
 type request struct {
 	// name labels the request's latencies ("" for a run's only request).
 	name string
+	// addr is the host:port the request goes to; "" for the run's addr.
+	addr string
 	// raw is the whole request: request line, headers and body.
 	raw []byte
 	// stream says the answer is an event stream, which must end with
@@ -34,7 +36,7 @@ func newRequest(name, host, path string, body []byte, stream bool) request {
 	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
 		"User-Agent: detour-bench\r\nContent-Length: %d\r\n\r\n", path, host, accept, len(body))
 	b.Write(body)
-	return request{name: name, raw: b.Bytes(), stream: stream}
+	return request{name: name, addr: host, raw: b.Bytes(), stream: stream}
 }
 
 // loadSpec is one run of the load generator: conns persistent connections,
@@ -153,7 +155,9 @@ type worker struct {
 	spec         *loadSpec
 	mStart, mEnd time.Time
 	first        int // index of its first request, so connections start spread over requests
-	conn         *clientConn
+	// conns holds the worker's connection to each address its requests
+	// go to (one, unless the requests name several).
+	conns map[string]*clientConn
 
 	hists     map[string]*Histogram
 	ttfb      Histogram
@@ -164,31 +168,39 @@ type worker struct {
 
 // run sends requests until the end of the measured window.
 func (w *worker) run() {
+	w.conns = map[string]*clientConn{}
 	defer func() {
-		if w.conn != nil {
-			w.conn.close()
+		for _, c := range w.conns {
+			c.close()
 		}
 	}()
 	reqs := w.spec.requests
 	dialFails := 0
 	for i := w.first; time.Now().Before(w.mEnd); i++ {
-		if w.conn == nil {
-			c, err := dial(w.spec.addr, w.mEnd.Add(10*time.Second))
+		req := &reqs[i%len(reqs)]
+		addr := req.addr
+		if addr == "" {
+			addr = w.spec.addr
+		}
+		conn := w.conns[addr]
+		if conn == nil {
+			c, err := dial(addr, w.mEnd.Add(10*time.Second))
 			if err != nil {
 				w.failed(time.Now(), "dial", err)
 				dialFails++
 				time.Sleep(min(time.Duration(dialFails)*10*time.Millisecond, 200*time.Millisecond))
+				i-- // the same request once connected
 				continue
 			}
-			w.conn, dialFails = c, 0
+			conn, dialFails = c, 0
+			w.conns[addr] = conn
 		}
-		req := &reqs[i%len(reqs)]
 		start := time.Now()
-		resp, err := w.conn.roundTrip(req)
+		resp, err := conn.roundTrip(req)
 		end := time.Now()
 		if err != nil || resp.closeConn {
-			w.conn.close()
-			w.conn = nil
+			conn.close()
+			delete(w.conns, addr)
 		}
 		if start.Before(w.mStart) || end.After(w.mEnd) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -152,4 +153,38 @@ func keys[V any](m map[string]V) string {
 		ks = append(ks, k)
 	}
 	return strings.Join(ks, ",")
+}
+
+// TestRunLoad_AlternatesBetweenAddresses checks the paired measurement's
+// footing: one connection whose requests name two servers sends to each in
+// turn, and each server's latencies stay under its own label.
+func TestRunLoad_AlternatesBetweenAddresses(t *testing.T) {
+	var hitsA, hitsB atomic.Int64
+	srvA := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hitsA.Add(1); fakeChat(w, r) }))
+	t.Cleanup(srvA.Close)
+	srvB := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hitsB.Add(1)
+		time.Sleep(2 * time.Millisecond) // B is slower: its label must show it
+		fakeChat(w, r)
+	}))
+	t.Cleanup(srvB.Close)
+	a, _ := hostPort(srvA.URL)
+	b, _ := hostPort(srvB.URL)
+	res := runLoad(loadSpec{conns: 1, warmup: 50 * time.Millisecond, duration: 200 * time.Millisecond,
+		requests: []request{
+			newRequest("a", a, "/v1/chat/completions", []byte(`{}`), false),
+			newRequest("b", b, "/v1/chat/completions", []byte(`{}`), false),
+		}})
+	if res.fail != 0 || res.hists["a"] == nil || res.hists["b"] == nil {
+		t.Fatalf("%d failures (%s), labels %v", res.fail, res.errSummary(), keys(res.hists))
+	}
+	if na, nb := int64(res.hists["a"].Count()), int64(res.hists["b"].Count()); na == 0 || na-nb > 1 || nb-na > 1 {
+		t.Errorf("a answered %d, b %d: want them alternating", na, nb)
+	}
+	if d := hitsA.Load() - hitsB.Load(); d > 1 || d < -1 {
+		t.Errorf("servers got %d and %d requests: want them alternating", hitsA.Load(), hitsB.Load())
+	}
+	if pa, pb := res.hists["a"].Quantile(0.5), res.hists["b"].Quantile(0.5); pb < pa+time.Millisecond {
+		t.Errorf("p50 a %v, b %v: b sleeps 2ms more per request", pa, pb)
+	}
 }

@@ -83,6 +83,7 @@ type options struct {
 	perf             bool
 	perfConns        int
 	cgo              bool
+	paired           bool
 }
 
 func main() {
@@ -96,6 +97,7 @@ func main() {
 	flag.StringVar(&ledgerConns, "ledger-conns", "32", "cells where detour also runs with its ledger on (\"\" for none)")
 	flag.StringVar(&systems, "systems", "direct,proxy,detour", "systems to measure, comma-separated: direct, proxy, detour")
 	flag.BoolVar(&o.failover, "failover", true, "run the failover scenario")
+	flag.BoolVar(&o.paired, "paired", true, "measure the 1-connection latency of proxy and detour paired: both running, requests alternating (rounds x duration)")
 	flag.DurationVar(&o.failoverDur, "failover-duration", 4*time.Second, "measured time of each failover run")
 	flag.DurationVar(&o.park, "park", 200*time.Millisecond, "Retry-After of the failing target's 429s: how long detour parks it")
 	flag.IntVar(&o.promptBytes, "prompt-bytes", 1024, "size of the user message of each request")
@@ -230,6 +232,11 @@ func (b *bench) run() error {
 						mib(c.rss), c.others(), errNote(c))
 				}
 			}
+		}
+	}
+	if b.opt.paired && slices.Contains(systems, sysProxy) && slices.Contains(systems, sysDetour) {
+		if err := b.runPaired(); err != nil {
+			return err
 		}
 	}
 	if b.opt.failover {

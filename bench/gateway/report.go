@@ -22,6 +22,7 @@ type bench struct {
 
 	cells    []cell
 	failover *failoverResult
+	paired   []*pairedResult
 	perf     []perfResult
 }
 
@@ -250,6 +251,7 @@ func (b *bench) report() string {
 	p("\n\n")
 
 	b.reportTargets(p)
+	b.reportPaired(p)
 	b.reportLedger(p)
 	b.reportFailover(p)
 	b.reportCPU(p)
@@ -271,10 +273,14 @@ func (b *bench) reportTargets(p func(string, ...any)) {
 			p("| CPU per request detour / proxy, 32 conns, stream=%v | %s | ≤ 1.3x | %s |\n", stream, spread(cpu, "%.2fx"), yesNo(median(cpu) <= 1.3))
 		}
 	}
+	for _, r := range b.paired {
+		d := msf(float64(r.added()))
+		p("| added p50 at 1 conn, detour − proxy, stream=%v (paired) | %+.3f ms | ≤ 0.05 ms | %s |\n", r.stream, d, yesNo(d <= 0.05))
+	}
 	for _, stream := range b.opt.streams {
 		det, prx := key{sysDetour, 1, stream}, key{sysProxy, 1, stream}
 		if d := b.perRound(det, prx, func(c, r cell) float64 { return msf(float64(c.p50 - r.p50)) }); len(d) > 0 {
-			p("| added p50 at 1 conn, detour − proxy, stream=%v | %s | ≤ 0.05 ms | %s |\n", stream, spread(d, "%+.3f ms"), yesNo(median(d) <= 0.05))
+			p("| added p50 at 1 conn, detour − proxy, stream=%v (windows of their own) | %s | ≤ 0.05 ms | %s |\n", stream, spread(d, "%+.3f ms"), yesNo(median(d) <= 0.05))
 		}
 	}
 	if cs := b.byKey(key{sysDetour, 128, true}); len(cs) > 0 {
