@@ -32,6 +32,9 @@ var secretPatterns = []*regexp.Regexp{
 // "[redacted]". Classify applies it to every Reason, Detail and Code, so
 // keys never reach the ledger (DESIGN.md rule 12).
 func Scrub(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
 	for _, re := range secretPatterns {
 		if re.NumSubexp() > 0 {
 			s = re.ReplaceAllString(s, "${1}[redacted]")
@@ -40,6 +43,29 @@ func Scrub(s string) string {
 		}
 	}
 	return s
+}
+
+// secretMarkers are literal parts one of which every secretPatterns match
+// holds (the bearer and URL parameter patterns are checked apart).
+var secretMarkers = []string{"sk-", "gsk_", "AIza", "xai-", "hf_", "csk-"}
+
+// mayHoldSecret reports whether s could match one of secretPatterns: the
+// cheap test that spares most reasons the regular expressions.
+func mayHoldSecret(s string) bool {
+	if strings.IndexByte(s, '=') >= 0 {
+		return true
+	}
+	for _, m := range secretMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	for i := 0; i+len("bearer") <= len(s); i++ {
+		if c := s[i]; (c == 'b' || c == 'B') && strings.EqualFold(s[i:i+len("bearer")], "bearer") {
+			return true
+		}
+	}
+	return false
 }
 
 // OneLine returns s in the form of a Failure.Reason (DESIGN.md rule 3): keys
