@@ -204,20 +204,30 @@ func moveOn(in Input, b Budget, d Decision) Decision {
 		}
 		return d
 	}
-	if b.Queue && !in.EarliestReset.IsZero() {
-		wait := in.EarliestReset.Sub(in.Now)
-		if wait < 0 {
-			wait = 0
-		}
-		if in.Now.Add(wait).Before(in.Started.Add(b.Deadline)) {
-			d.Action, d.Wait = Queue, wait
-			d.Why += "; queue for the earliest reset"
-			return d
-		}
+	if wait, ok := QueueWait(b, in.Now, in.Started, in.EarliestReset); ok {
+		d.Action, d.Wait = Queue, wait
+		d.Why += "; queue for the earliest reset"
+		return d
 	}
 	d.Action = Fail
 	d.Why += "; no candidate left"
 	return d
+}
+
+// QueueWait is how long a request that has no candidate left waits for
+// earliest, the first reset of a parked candidate, before it walks its
+// chain again: ok only when the budget allows queueing, a candidate is
+// parked, and the reset comes before the request's deadline (a request
+// started at started).
+func QueueWait(b Budget, now, started, earliest time.Time) (wait time.Duration, ok bool) {
+	if !b.Queue || earliest.IsZero() {
+		return 0, false
+	}
+	wait = max(earliest.Sub(now), 0)
+	if !now.Add(wait).Before(started.Add(b.Deadline)) {
+		return 0, false
+	}
+	return wait, true
 }
 
 // Backoff is the jittered exponential wait before retry n+1 of one target

@@ -210,3 +210,33 @@ func TestDecide_NeverExceedsBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestQueueWait(t *testing.T) {
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	b := Batch()
+	b.Deadline = time.Hour
+	tests := []struct {
+		name      string
+		queue     bool
+		now       time.Time
+		earliest  time.Time
+		wantWait  time.Duration
+		wantQueue bool
+	}{
+		{"reset ahead, inside the deadline", true, start, start.Add(10 * time.Minute), 10 * time.Minute, true},
+		{"reset already passed: go at once", true, start.Add(time.Minute), start, 0, true},
+		{"queueing off", false, start, start.Add(time.Minute), 0, false},
+		{"nothing parked", true, start, time.Time{}, 0, false},
+		{"reset after the deadline", true, start, start.Add(2 * time.Hour), 0, false},
+		{"reset exactly at the deadline", true, start, start.Add(time.Hour), 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b.Queue = tt.queue
+			wait, ok := QueueWait(b, tt.now, start, tt.earliest)
+			if wait != tt.wantWait || ok != tt.wantQueue {
+				t.Errorf("QueueWait = %v, %v; want %v, %v", wait, ok, tt.wantWait, tt.wantQueue)
+			}
+		})
+	}
+}

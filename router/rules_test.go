@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -399,5 +400,29 @@ func TestRouter_BatchQueuesWhenEverythingIsParked(t *testing.T) {
 	rows := h.rows()
 	if got := rows[len(rows)-2].Status; got != "skipped_parked" {
 		t.Fatalf("want a recorded skip before the wait, got %s", got)
+	}
+}
+
+// TestRouter_QueuesOnce checks that a request waits for a reset at most
+// once: when the target hits its wall again after the wait, the request
+// fails at once, and its record says so (fail, not another queue).
+func TestRouter_QueuesOnce(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "p1", model: "m"})
+	route.Budget = policy.Batch()
+	route.Budget.MaxPerTarget = 3
+	h.script("p1", "m", f(sim.DailyQuota), f(sim.DailyQuota), f(sim.OK))
+	_, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{})
+	if !errors.Is(err, router.ErrAllFailed) {
+		t.Fatalf("err = %v, want ErrAllFailed after one queue", err)
+	}
+	if sleeps := h.clk.Sleeps(); len(sleeps) != 1 {
+		t.Fatalf("sleeps = %v, want exactly one wait for the reset", sleeps)
+	}
+	var actions []string
+	for _, r := range h.rows() {
+		actions = append(actions, r.Action)
+	}
+	if want := []string{"queue", "fail"}; !slices.Equal(actions, want) {
+		t.Fatalf("actions %v, want %v", actions, want)
 	}
 }

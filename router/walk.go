@@ -33,8 +33,10 @@ type walk struct {
 	tried       map[string]bool      // providers that got a send
 	last        map[string]Candidate // each target's last word, by ID
 	lastErr     error
-	requeue     bool
-	req         *llm.Request // the caller's request, for cost estimates
+	// chainDone is set when policy queued after a failure: no candidate
+	// is left to try before the earliest reset.
+	chainDone bool
+	req       *llm.Request // the caller's request, for cost estimates
 	// stream is set when the caller asked for a stream; it receives the
 	// stream that reached its first output.
 	stream   *streamWalk
@@ -44,37 +46,34 @@ type walk struct {
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 	w.req = req
 	w.tried = make(map[string]bool)
-	queued := false
 	for i := 0; i < len(w.cands); i++ {
 		t := w.cands[i]
 		if ctx.Err() != nil {
 			return nil, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
 		}
-		permit, skip := w.admit(t, false)
-		if skip {
-			w.hop++
-			if i == len(w.cands)-1 && !queued {
-				if d, ok := w.queue(); ok {
-					queued = true
-					if !w.sleep(ctx, d) {
-						return nil, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
-					}
-					i = -1 // walk the chain again after the reset
-				}
+		if permit, skip := w.admit(t, false); !skip {
+			res, stop, err := w.try(ctx, t, i, permit, req)
+			if res != nil || stop {
+				return res, err
 			}
-			continue
-		}
-		res, stop, err := w.try(ctx, t, i, permit, req)
-		if res != nil || stop {
-			return res, err
 		}
 		w.hop++
-		if w.requeue && !queued {
-			// Policy queued for the earliest reset and the wait is done:
-			// walk the chain again.
-			w.requeue, queued = false, true
-			w.tried = make(map[string]bool)
-			i = -1
+		// At the end of the chain (every candidate failed or was skipped,
+		// or policy found none left), a budget that queues waits for the
+		// earliest parked reset and walks the chain again, once: the
+		// walk's budget queues no more after that, so policy fails
+		// instead of deciding a queue that would not happen.
+		if i == len(w.cands)-1 || w.chainDone {
+			w.chainDone = false
+			if d, ok := policy.QueueWait(w.budget, w.clk.Now(), w.started, w.earliest); ok {
+				w.budget.Queue = false
+				if !w.sleep(ctx, d) {
+					return nil, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
+				}
+				w.earliest = time.Time{}
+				w.tried = make(map[string]bool)
+				i = -1
+			}
 		}
 	}
 	return nil, w.fail(w.lastKind(), ErrAllFailed, w.lastErr)
@@ -217,10 +216,9 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			}
 			return nil, false, nil
 		case policy.Queue:
-			if !w.sleep(ctx, d.Wait) {
-				return nil, true, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
-			}
-			w.requeue = true
+			// The walk waits at the end of the chain (run), where a
+			// chain of parked candidates queues too.
+			w.earliest, w.chainDone = earliest, true
 			return nil, false, nil
 		default:
 			sentinel := ErrAllFailed
@@ -291,22 +289,6 @@ func (w *walk) nextID(idx int) string {
 		return w.cands[idx+1].ID()
 	}
 	return ""
-}
-
-// queue reports how long to wait for the earliest parked reset, when the
-// budget allows queueing.
-func (w *walk) queue() (time.Duration, bool) {
-	if !w.budget.Queue || w.earliest.IsZero() {
-		return 0, false
-	}
-	now := w.clk.Now()
-	d := max(w.earliest.Sub(now), 0)
-	if now.Add(d).After(w.started.Add(w.budget.Deadline)) {
-		return 0, false
-	}
-	w.earliest = time.Time{}
-	w.tried = make(map[string]bool)
-	return d, true
 }
 
 func (w *walk) sleep(ctx context.Context, d time.Duration) bool {
