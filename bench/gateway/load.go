@@ -21,13 +21,40 @@ type request struct {
 	addr string
 	// raw is the whole request: request line, headers and body.
 	raw []byte
-	// stream says the answer is an event stream, which must end with
-	// "data: [DONE]"; otherwise it must be a JSON chat completion.
+	// stream says the answer is an event stream.
 	stream bool
+	// done is what a complete answer holds: "data: [DONE]" for an OpenAI
+	// stream, "choices" for a chat completion, Anthropic's message_stop
+	// event or stop_reason field.
+	done []byte
 }
 
-// newRequest builds a POST of a JSON body to path on host.
+// newRequest builds a POST of an OpenAI chat completions body to path on
+// host.
 func newRequest(name, host, path string, body []byte, stream bool) request {
+	r := newPost(name, host, path, body, stream)
+	r.done = []byte(`"choices"`)
+	if stream {
+		r.done = []byte("data: [DONE]")
+	}
+	return r
+}
+
+// newAnthropicRequest builds a POST of an Anthropic Messages body to path
+// on host.
+func newAnthropicRequest(name, host, path string, body []byte, stream bool) request {
+	r := newPost(name, host, path, body, stream)
+	r.raw = bytes.Replace(r.raw, []byte("Content-Type: application/json\r\n"),
+		[]byte("Content-Type: application/json\r\nAnthropic-Version: 2023-06-01\r\n"), 1)
+	r.done = []byte(`"stop_reason"`)
+	if stream {
+		r.done = []byte("event: message_stop")
+	}
+	return r
+}
+
+// newPost builds a POST of a JSON body to path on host.
+func newPost(name, host, path string, body []byte, stream bool) request {
 	accept := "application/json"
 	if stream {
 		accept = "text/event-stream"
@@ -270,7 +297,7 @@ type statusError struct {
 func (e *statusError) Error() string { return fmt.Sprintf("status %d: %.200s", e.status, e.body) }
 
 var (
-	errBadBody     = errors.New("the body is not a complete chat completion")
+	errBadBody     = errors.New("the body is not a complete answer")
 	errBadResponse = errors.New("malformed HTTP response")
 )
 
@@ -359,8 +386,7 @@ func (c *clientConn) roundTrip(req *request) (response, error) {
 	if status != 200 {
 		return resp, &statusError{status: status, body: string(c.body)}
 	}
-	if req.stream && !bytes.Contains(c.body, []byte("data: [DONE]")) ||
-		!req.stream && !bytes.Contains(c.body, []byte(`"choices"`)) {
+	if !bytes.Contains(c.body, req.done) {
 		return resp, fmt.Errorf("%w: %.200q", errBadBody, c.body)
 	}
 	return resp, nil

@@ -34,7 +34,7 @@ func (r *pairedResult) added() time.Duration {
 func (b *bench) runPaired() error {
 	for _, stream := range b.opt.streams {
 		tag := fmt.Sprintf("paired-s%v", stream)
-		prx, err := startProc("revproxy", filepath.Join(b.dir, tag+"-proxy.log"), b.bins["revproxy"], "-upstream", b.up.url+"/up")
+		prx, err := startProc("revproxy", filepath.Join(b.dir, tag+"-proxy.log"), b.bins["revproxy"], "-upstream", b.up.url+"/"+b.upstreamProvider())
 		if err != nil {
 			return err
 		}
@@ -66,14 +66,13 @@ func (b *bench) pairedRun(prx, det *proc, stream bool) (*pairedResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := chatBody("bench-model", stream, b.opt.promptBytes)
 	if b.opt.quiet > 0 {
 		waitQuiet(b.opt.quiet, 3*time.Second)
 	}
 	res := runLoad(loadSpec{conns: 1, warmup: b.opt.warmup, duration: time.Duration(b.opt.rounds) * b.opt.duration,
 		requests: []request{
-			newRequest(sysProxy, pa, "/v1/chat/completions", body, stream),
-			newRequest(sysDetour, da, "/v1/chat/completions", body, stream),
+			b.benchRequest(sysProxy, pa, b.surfacePath(), stream),
+			b.benchRequest(sysDetour, da, b.surfacePath(), stream),
 		}})
 	r := &pairedResult{stream: stream, fails: res.fail, errText: res.errSummary()}
 	for label, dst := range map[string]*Histogram{sysProxy: &r.proxy, sysDetour: &r.detour} {

@@ -50,7 +50,7 @@ func (b *bench) runPerf() error {
 		var recLog bytes.Buffer
 		res := runLoad(loadSpec{
 			addr: addr, conns: b.opt.perfConns, warmup: b.opt.warmup, duration: b.opt.duration,
-			requests: []request{newRequest("", addr, "/v1/chat/completions", chatBody("bench-model", stream, b.opt.promptBytes), stream)},
+			requests: []request{b.benchRequest("", addr, b.surfacePath(), stream)},
 			onStart: func() {
 				rec = exec.Command(perf, "record", "-F", "999", "-g", "-p", strconv.Itoa(det.pid), "-o", data)
 				rec.Stdout, rec.Stderr = &recLog, &recLog

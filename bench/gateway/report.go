@@ -186,9 +186,11 @@ func (b *bench) report() string {
 	p("- machine: %s; load average (1, 5, 15 min) %s at the start, %s at the end\n", machine(), b.loadStart, b.loadEnd)
 	p("- command: `make bench-gateway` (`go run ./bench/gateway %s`)\n", strings.Join(flagArgs(), " "))
 	p("- settings: %s warm-up + %s measured per system and cell, %d round(s), figures are medians of the rounds "+
-		"(ranges in parentheses); each system in a fresh process per cell; request: OpenAI chat completion with a %d-byte "+
-		"user message; upstream: `simulate` (time to first token %s, %s between events), its %d-character answer in 9 SSE events when streamed\n",
-		o.warmup, o.duration, o.rounds, o.promptBytes, o.latency, o.perChunk, len("Hello from up/bench-model."))
+		"(ranges in parentheses); each system in a fresh process per cell; request: %s with a %d-byte "+
+		"user message; upstream: `simulate` in the same dialect (time to first token %s, %s between events), its %d-character answer in %s when streamed\n",
+		o.warmup, o.duration, o.rounds, map[string]string{surfaceOpenAI: "OpenAI chat completion", surfaceAnthropic: "Anthropic Messages request"}[o.surface],
+		o.promptBytes, o.latency, o.perChunk, len("Hello from up/bench-model."),
+		map[string]string{surfaceOpenAI: "9 SSE events", surfaceAnthropic: "Anthropic's message_start ... message_stop events"}[o.surface])
 	if o.bin == "" {
 		p("- binaries: the three built alike, `go build -trimpath` with CGO_ENABLED=%s (%s)\n", buildCgo(o.cgo),
 			map[bool]string{false: "static, as `make build` builds detour", true: "-cgo: Go's default where a C compiler is found, libc linked"}[o.cgo])

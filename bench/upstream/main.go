@@ -2,10 +2,12 @@
 // simulate server on a free loopback port, in a process of its own so that
 // its CPU time and memory stay apart from the system under test.
 //
-// It hosts two OpenAI-dialect providers: "up", which answers every request
-// (any model name), and "fail", which answers every request with a 429
-// rate limit whose Retry-After is -fail-retry-after. The first stdout line
-// is the server's root URL; providers live under /up/v1 and /fail/v1.
+// It hosts three providers: "up" (OpenAI dialect), which answers every
+// request (any model name); "upa", the same in Anthropic's dialect; and
+// "fail" (OpenAI dialect), which answers every request with a 429 rate
+// limit whose Retry-After is -fail-retry-after. The first stdout line is
+// the server's root URL; providers live under /up/v1, /upa (the client
+// appends /v1/messages) and /fail/v1.
 //
 // Two control endpoints serve the harness:
 //
@@ -57,6 +59,7 @@ func main() {
 func run(retryAfter time.Duration, lat simulate.Latency) error {
 	sim, err := simulate.NewServer(
 		simulate.Provider{Name: "up", Latency: lat},
+		simulate.Provider{Name: "upa", Dialect: simulate.DialectAnthropic, Latency: lat},
 		simulate.Provider{Name: "fail",
 			Profile: simulate.Always(simulate.Fault{Kind: simulate.RateLimit, RetryAfter: retryAfter})},
 	)
