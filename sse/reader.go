@@ -146,10 +146,38 @@ func spare(b []byte) []byte {
 // false, so a lone event never waits for the next one. It reads no input
 // and does not change the reader.
 func (r *Reader) Ready() bool {
+	return r.buffered(func(_ []byte, data bool) bool { return data })
+}
+
+// HoldsEvent reports whether the input already buffered holds the whole of
+// an event with non-blank data whose type (its event: field) is one of
+// names, or whether the reader has stopped. A reader of a stream that ends with a known event
+// (Anthropic's message_stop) knows from it that Next will not wait until
+// that event, whatever the events before it yield. It reads no input and
+// does not change the reader.
+func (r *Reader) HoldsEvent(names ...string) bool {
+	return r.buffered(func(name []byte, data bool) bool {
+		if !data {
+			return false
+		}
+		for _, n := range names {
+			if string(name) == n {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// buffered calls match for each whole event in the buffered input, with its
+// type and whether it has non-blank data, until match returns true; it
+// reports whether one did, or whether the reader has stopped.
+func (r *Reader) buffered(match func(name []byte, data bool) bool) bool {
 	if r.err != nil || r.br == nil {
 		return true
 	}
 	buf, _ := r.br.Peek(r.br.Buffered())
+	var name []byte
 	data, skipLF := false, r.skipLF
 	for {
 		if skipLF && len(buf) > 0 && buf[0] == '\n' {
@@ -164,11 +192,14 @@ func (r *Reader) Ready() bool {
 		buf = buf[i+1:]
 		switch {
 		case len(line) == 0:
-			if data {
+			if match(name, data) {
 				return true
 			}
+			name, data = nil, false
 		case bytes.HasPrefix(line, []byte("data:")):
 			data = data || len(bytes.Trim(line[len("data:"):], " \t")) > 0
+		case bytes.HasPrefix(line, []byte("event:")):
+			name = bytes.TrimPrefix(line[len("event:"):], []byte(" "))
 		}
 	}
 }

@@ -128,6 +128,14 @@ func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 	return s
 }
 
+// Ready reports whether the next chunk (or the end) is already buffered,
+// so that Next returns without reading the body; see llm.Readier. Events
+// that make no chunk (ping, ...) are skipped, so a buffered event says
+// little; the end of the message (message_stop, or an error event)
+// buffered says Next cannot wait. That is the case that matters: an
+// upstream that sent a short answer at once.
+func (s *stream) Ready() bool { return s.r.HoldsEvent("message_stop", "error") }
+
 // next decodes the next chunk for the embedded Stream; see DecodeStream.
 func (s *stream) next() (llm.Chunk, error) {
 	for {
@@ -156,8 +164,8 @@ func (s *stream) next() (llm.Chunk, error) {
 		if typ == "error" {
 			return llm.Chunk{}, s.frameError([]byte(data))
 		}
-		if typ == "message_stop" {
-			return llm.Chunk{}, io.EOF
+		if typ == "message_stop" || ev.Event == "message_stop" {
+			return llm.Chunk{}, io.EOF // by either name: Ready counts on the event's
 		}
 		if c, ok := s.apply(typ, &e); ok {
 			c.ID, c.Model = s.id, s.model

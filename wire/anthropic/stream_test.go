@@ -360,3 +360,58 @@ func TestDecodeStream_SniffingDoesNotWaitForMoreBytes(t *testing.T) {
 		t.Fatal("DecodeStream waited for more bytes to sniff the body")
 	}
 }
+
+// blockAfter returns its bytes, then blocks until closed (as a network
+// read waiting for more would).
+type blockAfter struct {
+	b    []byte
+	done chan struct{}
+}
+
+func (r *blockAfter) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		<-r.done
+		return 0, io.ErrUnexpectedEOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// TestStream_ReadyOnlyWhenTheEndIsBuffered checks Ready's promise (Next
+// will not wait): true once message_stop is in the buffer, false while
+// only events that make no chunk (ping) are.
+func TestStream_ReadyOnlyWhenTheEndIsBuffered(t *testing.T) {
+	// The recording stops after message_stop's data line; a server ends
+	// the event with a blank line, which makes it whole.
+	whole := append(bytes.TrimRight(wiretest.Fixture(t, "text.sse"), "\n"), "\n\n"...)
+	st, err := DecodeStream(sseResponse(bytes.NewReader(whole)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if !llm.Ready(st) {
+		t.Error("the whole answer is buffered: Ready should say so")
+	}
+	st.Close()
+
+	start, _, ok := bytes.Cut(whole, []byte("event: content_block_delta"))
+	if !ok {
+		t.Fatal("fixture has no content_block_delta")
+	}
+	body := &blockAfter{b: append(start, "event: ping\ndata: {\"type\": \"ping\"}\n\n"...), done: make(chan struct{})}
+	defer close(body.done)
+	st, err = DecodeStream(sseResponse(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if llm.Ready(st) {
+		t.Error("only a ping and no end are buffered: Next would wait, Ready must say false")
+	}
+}
