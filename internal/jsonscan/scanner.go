@@ -467,3 +467,19 @@ func List[T any](p *Scanner, dst *[]T, capHint int, elem func(*T) bool) bool {
 func (p *Scanner) SkipUnknown(key string, names ...string) bool {
 	return !Folds(key, names...) && p.SkipValue()
 }
+
+// PtrInto is Ptr reading into mem, zeroed first, instead of a new T: for a
+// decoder that reuses its memory value after value.
+func PtrInto[T any](p *Scanner, dst **T, mem *T, read func(*T) bool) bool {
+	if p.Null() {
+		*dst = nil
+		return true
+	}
+	var zero T
+	*mem = zero
+	if !read(mem) {
+		return false
+	}
+	*dst = mem
+	return true
+}

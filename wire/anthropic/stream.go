@@ -118,6 +118,8 @@ type stream struct {
 	tools       int                 // tool_use blocks so far
 	stopReason  string
 	stopDetails *stopDetails
+	// scratch backs the pointers of the events parseEventFast decodes.
+	scratch eventScratch
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -151,7 +153,11 @@ func (s *stream) next() (llm.Chunk, error) {
 			continue
 		}
 		var e streamEvent
-		if err := json.Unmarshal([]byte(data), &e); err != nil {
+		if !parseEventFast(data, &e, &s.scratch) {
+			e = streamEvent{}
+			err = json.Unmarshal([]byte(data), &e)
+		}
+		if err != nil {
 			if s.r.Incomplete() {
 				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 			}
