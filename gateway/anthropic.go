@@ -26,15 +26,35 @@ type anRequest struct {
 	TopP          *float64        `json:"top_p"`
 	Stream        *bool           `json:"stream"`
 	Tools         []anTool        `json:"tools"`
-	ToolChoice    *struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	} `json:"tool_choice"`
+	ToolChoice    *anToolChoice   `json:"tool_choice"`
+}
+
+type anToolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
 }
 
 type anMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string         `json:"role"`
+	Content anContentField `json:"content"`
+}
+
+// anContentField is a message's content as read: a string's text, or the
+// JSON of anything else (a list of blocks, or a value detour refuses).
+type anContentField struct {
+	Text string
+	Str  bool            // the content is a JSON string, held in Text
+	Raw  json.RawMessage // set when it is anything else, null included
+}
+
+// UnmarshalJSON reads a content value of a valid JSON document.
+func (c *anContentField) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		c.Str = true
+		return json.Unmarshal(b, &c.Text)
+	}
+	c.Raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 type anBlock struct {
@@ -60,8 +80,11 @@ type anTool struct {
 // checked: SDKs send dates no list could hold.
 func parseAnthropic(body []byte, cr *chatRequest) *apiError {
 	var in anRequest
-	if ae := decodeJSON(body, &in); ae != nil {
-		return ae
+	if !parseANRequestFast(string(body), &in) {
+		in = anRequest{}
+		if ae := decodeJSON(body, &in); ae != nil {
+			return ae
+		}
 	}
 	if ae := checkModels(in.Model, in.Models); ae != nil {
 		return ae
@@ -141,14 +164,10 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 	default:
 		return out, badRequest(param+".role", "%s.role: must be user, assistant or system, not %q", param, m.Role)
 	}
-	raw := bytes.TrimSpace(m.Content)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return out, badRequest(param+".content", "%s.content is not a valid string", param)
-		}
-		return append(out, llm.Message{Role: role, Content: s}), nil
+	if m.Content.Str {
+		return append(out, llm.Message{Role: role, Content: m.Content.Text}), nil
 	}
+	raw := m.Content.Raw
 	var blocks []anBlock
 	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &blocks) != nil {
 		return out, badRequest(param+".content", "%s.content must be a string or a list of content blocks", param)
