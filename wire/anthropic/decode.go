@@ -164,8 +164,11 @@ var decoder = &exchange.Decoder[*stream]{
 // decodeBody decodes a 2xx JSON body.
 func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	var m message
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
+	if !parseMessageFast(string(body), &m) {
+		m = message{}
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
+		}
 	}
 	if m.Type == "error" || len(bytes.TrimSpace(m.Error)) > 0 && string(bytes.TrimSpace(m.Error)) != "null" {
 		pe := ParseError(http.StatusOK, header, body)

@@ -65,8 +65,9 @@ func TestParseEventFast_TakesCommonEvents(t *testing.T) {
 		{"block stop", `{"type":"content_block_stop","index":0}`, true},
 		{"message delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}`, true},
 		{"message stop", `{"type":"message_stop"}`, true},
-		{"message start", `{"type":"message_start","message":{"id":"m","model":"c","usage":{"input_tokens":1}}}`, false},
-		{"block start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, false},
+		{"message start", `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"c","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`, true},
+		{"block start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, true},
+		{"tool block start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}`, true},
 		{"error", `{"type":"error","error":{"type":"overloaded_error"}}`, false},
 		{"stop details", `{"type":"message_delta","delta":{"stop_details":{"type":"refusal"}}}`, false},
 	}
@@ -79,4 +80,28 @@ func TestParseEventFast_TakesCommonEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMessageDecodeMatchesJSON checks the fast response parser against
+// encoding/json: whenever parseMessageFast accepts a body, json.Unmarshal
+// must accept it too and give the same message.
+func FuzzMessageDecodeMatchesJSON(f *testing.F) {
+	for _, s := range []string{haikuTextJSON, haikuToolJSON, mixedJSON, refusalJSON, `{}`, `{"content":null,"usage":null}`,
+		`{"type":"error","error":{"type":"overloaded_error"}}`, `{"ID":"x"}`, `{"content":[null,{"type":"text","Text":"a"}]}`,
+		`{"content":[{"type":"tool_use","input":null}],"stop_details":null}`, `{"id":"a"} x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var got message
+		if !parseMessageFast(body, &got) {
+			return
+		}
+		var want message
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json: %v", body, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("fast path of %q differs from encoding/json (-json +fast):\n%s", body, diff)
+		}
+	})
 }

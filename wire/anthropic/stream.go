@@ -120,6 +120,8 @@ type stream struct {
 	stopDetails *stopDetails
 	// scratch backs the pointers of the events parseEventFast decodes.
 	scratch eventScratch
+	// endBuffered is set once Ready saw the end of the message buffered.
+	endBuffered bool
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -136,7 +138,12 @@ func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 // little; the end of the message (message_stop, or an error event)
 // buffered says Next cannot wait. That is the case that matters: an
 // upstream that sent a short answer at once.
-func (s *stream) Ready() bool { return s.r.HoldsEvent("message_stop", "error") }
+func (s *stream) Ready() bool {
+	if !s.endBuffered { // once buffered, the end stays so until Next reaches it
+		s.endBuffered = s.r.HoldsEvent("message_stop", "error")
+	}
+	return s.endBuffered
+}
 
 // next decodes the next chunk for the embedded Stream; see DecodeStream.
 func (s *stream) next() (llm.Chunk, error) {
