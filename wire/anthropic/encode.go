@@ -164,13 +164,11 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 		return nil, err
 	}
 	// No HTML escaping: prompts go out byte for byte ("<" stays "<").
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&body); err != nil {
+	out, err := body.appendJSON(make([]byte, 0, 256+len(body.System)))
+	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return out, nil
 }
 
 // encodeMessage returns the role and content blocks of one non-system
