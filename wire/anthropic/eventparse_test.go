@@ -3,11 +3,9 @@ package anthropic
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/detourhq/detour/internal/jsonscan/scantest"
 	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
@@ -36,18 +34,8 @@ func FuzzEventDecodeMatchesJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		var got streamEvent
 		var sc eventScratch
-		if !parseEventFast(data, &got, &sc) {
-			return
-		}
-		var want streamEvent
-		if err := json.Unmarshal([]byte(data), &want); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json: %v", data, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("fast path of %q differs from encoding/json (-json +fast):\n%s", data, diff)
-		}
+		scantest.Check(t, data, func(s string, e *streamEvent) bool { return parseEventFast(s, e, &sc) })
 	})
 }
 
@@ -92,16 +80,6 @@ func FuzzMessageDecodeMatchesJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var got message
-		if !parseMessageFast(body, &got) {
-			return
-		}
-		var want message
-		if err := json.Unmarshal([]byte(body), &want); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json: %v", body, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("fast path of %q differs from encoding/json (-json +fast):\n%s", body, diff)
-		}
+		scantest.Check(t, body, parseMessageFast)
 	})
 }

@@ -3,11 +3,9 @@ package openai
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/detourhq/detour/internal/jsonscan/scantest"
 	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
@@ -41,18 +39,8 @@ func FuzzChunkDecodeMatchesJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		var got chatChunk
 		var sc chunkScratch
-		if !parseChunkFast(data, &got, &sc) {
-			return
-		}
-		var want chatChunk
-		if err := json.Unmarshal([]byte(data), &want); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json: %v", data, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("fast path of %q differs from encoding/json (-json +fast):\n%s", data, diff)
-		}
+		scantest.Check(t, data, func(s string, cc *chatChunk) bool { return parseChunkFast(s, cc, &sc) })
 	})
 }
 

@@ -1,10 +1,9 @@
 package openai
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/detourhq/detour/internal/jsonscan/scantest"
 )
 
 // FuzzResponseDecodeMatchesJSON checks the fast response parser against
@@ -25,17 +24,7 @@ func FuzzResponseDecodeMatchesJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var got chatResponse
-		if !parseResponseFast(body, &got) {
-			return
-		}
-		var want chatResponse
-		if err := json.Unmarshal([]byte(body), &want); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json: %v", body, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("fast path of %q differs from encoding/json (-json +fast):\n%s", body, diff)
-		}
+		scantest.Check(t, body, parseResponseFast)
 	})
 }
 
