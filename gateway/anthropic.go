@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/detourhq/detour/internal/jsonw"
@@ -148,11 +149,13 @@ func parseAnthropic(body []byte, cr *chatRequest) *apiError {
 	return nil
 }
 
+// blockParam names content block j of message i in an error.
+func blockParam(i, j int) string { return msgParam(i) + ".content[" + strconv.Itoa(j) + "]" }
+
 // canonical appends message i in llm's shape to out: tool results become
 // tool messages (first, as OpenAI wants them right after the call), the
 // rest one user or assistant message.
 func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiError) {
-	param := fmt.Sprintf("messages[%d]", i)
 	var role llm.Role
 	switch m.Role {
 	case "user":
@@ -162,7 +165,7 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 	case "system":
 		role = llm.RoleSystem
 	default:
-		return out, badRequest(param+".role", "%s.role: must be user, assistant or system, not %q", param, m.Role)
+		return out, badRequest(msgParam(i)+".role", "%s.role: must be user, assistant or system, not %q", msgParam(i), m.Role)
 	}
 	if m.Content.Str {
 		return append(out, llm.Message{Role: role, Content: m.Content.Text}), nil
@@ -170,12 +173,11 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 	raw := m.Content.Raw
 	var blocks []anBlock
 	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &blocks) != nil {
-		return out, badRequest(param+".content", "%s.content must be a string or a list of content blocks", param)
+		return out, badRequest(msgParam(i)+".content", "%s.content must be a string or a list of content blocks", msgParam(i))
 	}
 	msg := llm.Message{Role: role}
 	var text strings.Builder
 	for j, b := range blocks {
-		bp := fmt.Sprintf("%s.content[%d]", param, j)
 		switch b.Type {
 		case "text":
 			if text.Len() > 0 {
@@ -184,7 +186,7 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 			text.WriteString(b.Text)
 		case "tool_use":
 			if role != llm.RoleAssistant || b.ID == "" || b.Name == "" {
-				return out, badRequest(bp, "%s: a tool_use block belongs to an assistant message and needs an id and a name", bp)
+				return out, badRequest(blockParam(i, j), "%s: a tool_use block belongs to an assistant message and needs an id and a name", blockParam(i, j))
 			}
 			args := "{}"
 			if in := present(b.Input); in != nil {
@@ -193,12 +195,12 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 		case "tool_result":
 			if role != llm.RoleUser || b.ToolUseID == "" {
-				return out, badRequest(bp, "%s: a tool_result block belongs to a user message and needs a tool_use_id", bp)
+				return out, badRequest(blockParam(i, j), "%s: a tool_result block belongs to a user message and needs a tool_use_id", blockParam(i, j))
 			}
 			content := ""
 			if c := present(b.Content); c != nil {
 				var ae *apiError
-				if content, ae = anText(c, bp+".content"); ae != nil {
+				if content, ae = anText(c, blockParam(i, j)+".content"); ae != nil {
 					return out, ae
 				}
 			}
@@ -209,7 +211,7 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 		case "thinking", "redacted_thinking":
 			// Earlier reasoning: not replayed to other models.
 		default:
-			return out, badRequest(bp+".type", "content block type %q is not supported by detour yet: send text, tool_use and tool_result blocks", b.Type)
+			return out, badRequest(blockParam(i, j)+".type", "content block type %q is not supported by detour yet: send text, tool_use and tool_result blocks", b.Type)
 		}
 	}
 	msg.Content = text.String()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/detourhq/detour/internal/jsonw"
@@ -129,9 +130,12 @@ func parseOpenAI(body []byte, cr *chatRequest) *apiError {
 	return ae
 }
 
+// msgParam names message i in an error: messages[i]. Built only when a
+// message is refused, so a valid request formats no names.
+func msgParam(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
+
 // canonical turns message i into llm's shape.
 func (m *oaMessage) canonical(i int) (llm.Message, *apiError) {
-	param := fmt.Sprintf("messages[%d]", i)
 	out := llm.Message{Name: m.Name}
 	switch m.Role {
 	case "system", "developer":
@@ -143,25 +147,25 @@ func (m *oaMessage) canonical(i int) (llm.Message, *apiError) {
 	case "tool":
 		out.Role = llm.RoleTool
 		if m.ToolCallID == "" {
-			return out, badRequest(param+".tool_call_id", "%s.tool_call_id is required on a tool message", param)
+			return out, badRequest(msgParam(i)+".tool_call_id", "%s.tool_call_id is required on a tool message", msgParam(i))
 		}
 		out.ToolCallID, out.Name = m.ToolCallID, ""
 	case "":
-		return out, badRequest(param+".role", "%s.role is required", param)
+		return out, badRequest(msgParam(i)+".role", "%s.role is required", msgParam(i))
 	default:
-		return out, badRequest(param+".role", "%s.role %q is not one of system, developer, user, assistant, tool", param, m.Role)
+		return out, badRequest(msgParam(i)+".role", "%s.role %q is not one of system, developer, user, assistant, tool", msgParam(i), m.Role)
 	}
-	text, ae := oaContent(m.Content, param+".content")
+	text, ae := oaContent(m.Content, i)
 	if ae != nil {
 		return out, ae
 	}
 	out.Content = text
 	if len(m.ToolCalls) > 0 && out.Role != llm.RoleAssistant {
-		return out, badRequest(param+".tool_calls", "only assistant messages carry tool_calls")
+		return out, badRequest(msgParam(i)+".tool_calls", "only assistant messages carry tool_calls")
 	}
 	for j, tc := range m.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
-			return out, badRequest(fmt.Sprintf("%s.tool_calls[%d]", param, j), "a tool call needs an id and function.name")
+			return out, badRequest(fmt.Sprintf("%s.tool_calls[%d]", msgParam(i), j), "a tool call needs an id and function.name")
 		}
 		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -188,13 +192,14 @@ func (c *oaContentField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// oaContent reads a message content: a string, null, or an array of text
-// parts (joined by newlines).
-func oaContent(c oaContentField, param string) (string, *apiError) {
+// oaContent reads message i's content: a string, null, or an array of
+// text parts (joined by newlines).
+func oaContent(c oaContentField, i int) (string, *apiError) {
 	raw := c.Raw
 	if len(raw) == 0 {
 		return c.Text, nil
 	}
+	param := msgParam(i) + ".content"
 	switch raw[0] {
 	case '[':
 		var parts []oaPart
@@ -260,19 +265,24 @@ func goTypeName(t string) string {
 
 // checkModels checks the model names a request gives.
 func checkModels(model string, models []string) *apiError {
-	for i, m := range append([]string{model}, models...) {
-		param := "model"
-		if i > 0 {
-			param = fmt.Sprintf("models[%d]", i-1)
-		}
-		if i > 0 && m == "" {
-			return badRequest(param, "%s is empty", param)
-		}
-		if len(m) > 256 || strings.ContainsFunc(m, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return badRequest(param, "%s is not a valid model name", param)
+	if badModelName(model) {
+		return badRequest("model", "model is not a valid model name")
+	}
+	for i, m := range models {
+		switch {
+		case m == "":
+			return badRequest(fmt.Sprintf("models[%d]", i), "models[%d] is empty", i)
+		case badModelName(m):
+			return badRequest(fmt.Sprintf("models[%d]", i), "models[%d] is not a valid model name", i)
 		}
 	}
 	return nil
+}
+
+// badModelName reports a model name over 256 bytes or with control
+// characters.
+func badModelName(m string) bool {
+	return len(m) > 256 || strings.ContainsFunc(m, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // firstInt returns the first non-nil of ps.
