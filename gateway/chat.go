@@ -335,6 +335,12 @@ func sends(as []router.Attempt) int {
 func (c *call) setWho(h http.Header, t *router.Target, attempts int, degraded bool) {
 	c.answered, c.sends = t, attempts
 	h["X-Detour-Route"] = []string{c.route.Name}
+	whoHeaders(h, t, attempts, degraded)
+}
+
+// whoHeaders sets the answer's provider, model, attempts and degraded
+// headers: the ones a stream committed early sends as trailers.
+func whoHeaders(h http.Header, t *router.Target, attempts int, degraded bool) {
 	h["X-Detour-Provider"] = []string{t.Provider}
 	h["X-Detour-Model"] = []string{t.Model}
 	h["X-Detour-Attempts"] = []string{strconv.Itoa(attempts)}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -229,15 +228,11 @@ func (c *call) serveStream(ctx context.Context) {
 			break
 		}
 	}
+	out.mu.Lock()
 	if out.early {
-		out.mu.Lock()
-		h := c.w.Header()
-		h.Set("X-Detour-Provider", sr.Target.Provider)
-		h.Set("X-Detour-Model", sr.Target.Model)
-		h.Set("X-Detour-Attempts", strconv.Itoa(c.sends))
-		h.Set("X-Detour-Degraded", strconv.FormatBool(sr.Degraded))
-		out.mu.Unlock()
+		whoHeaders(c.w.Header(), sr.Target, c.sends, sr.Degraded) // as trailers
 	}
+	out.mu.Unlock()
 }
 
 // streamFailed ends a stream whose upstream failed after its first output:
