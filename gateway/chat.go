@@ -299,15 +299,7 @@ func (c *call) options() *apiError {
 		}
 	}
 	if v := strings.TrimSpace(h.Get("X-Detour-Start")); v != "" {
-		found := false
-		for i := range c.route.Chain {
-			t := &c.route.Chain[i]
-			if t.Provider == v || t.ID() == v {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if _, ok := c.route.Candidate(v); !ok {
 			return badRequest("x-detour-start", "header x-detour-start names %q, which is not a candidate of route %q",
 				v, c.route.Name)
 		}

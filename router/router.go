@@ -138,31 +138,25 @@ func (r *Router) Init() *Router {
 func order(route *Route, opts Options) ([]*Target, error) {
 	start := 0
 	if opts.Start != "" {
-		start = -1
-		for i := range route.Chain {
-			t := &route.Chain[i]
-			if t.Provider == opts.Start || t.ID() == opts.Start {
-				start = i
-				break
-			}
-		}
-		if start < 0 {
+		var ok bool
+		if start, ok = route.Candidate(opts.Start); !ok {
 			return nil, fmt.Errorf("route %q has no candidate %q", route.Name, opts.Start)
 		}
 	}
-	var out []*Target
-	for i := range route.Chain {
+	n := len(route.Chain)
+	if opts.NoFallback {
+		n = 1
+	}
+	out := make([]*Target, 0, n)
+	for i := range n {
 		out = append(out, &route.Chain[(start+i)%len(route.Chain)])
-		if opts.NoFallback {
-			break
-		}
 	}
 	return out, nil
 }
 
-// Complete sends req down route's chain and returns the first answer. On
-// failure the error is an *Error listing every candidate's reason.
-func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, opts Options) (*Result, error) {
+// newWalk prepares one request's walk down route, the same for Complete
+// and Stream (sw non-nil for a stream).
+func (r *Router) newWalk(route *Route, opts Options, sw *streamWalk) (*walk, error) {
 	if len(route.Chain) == 0 {
 		return nil, fmt.Errorf("route %q has no candidates", route.Name)
 	}
@@ -171,7 +165,7 @@ func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, o
 	if err != nil {
 		return nil, err
 	}
-	w := &walk{r: r, route: route, cands: cands, opts: opts, clk: r.clock()}
+	w := &walk{r: r, route: route, cands: cands, opts: opts, clk: r.clock(), stream: sw}
 	w.id = opts.RequestID
 	if w.id == "" {
 		w.id = r.newID()
@@ -179,5 +173,15 @@ func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, o
 	w.started = w.clk.Now()
 	w.budget = route.Budget.WithDefaults()
 	w.last = make(map[string]Candidate)
+	return w, nil
+}
+
+// Complete sends req down route's chain and returns the first answer. On
+// failure the error is an *Error listing every candidate's reason.
+func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, opts Options) (*Result, error) {
+	w, err := r.newWalk(route, opts, nil)
+	if err != nil {
+		return nil, err
+	}
 	return w.run(ctx, req)
 }

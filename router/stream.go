@@ -42,22 +42,10 @@ type streamWalk struct {
 // Failures before that fail over invisibly; on failure the error is an *Error
 // as for Complete.
 func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opts Options) (*StreamResult, error) {
-	if len(route.Chain) == 0 {
-		return nil, fmt.Errorf("route %q has no candidates", route.Name)
-	}
-	r.Init()
-	cands, err := order(route, opts)
+	w, err := r.newWalk(route, opts, &streamWalk{})
 	if err != nil {
 		return nil, err
 	}
-	w := &walk{r: r, route: route, cands: cands, opts: opts, clk: r.clock(), stream: &streamWalk{}}
-	w.id = opts.RequestID
-	if w.id == "" {
-		w.id = r.newID()
-	}
-	w.started = w.clk.Now()
-	w.budget = route.Budget.WithDefaults()
-	w.last = make(map[string]Candidate)
 	res, err := w.run(ctx, req)
 	if err != nil {
 		return nil, err

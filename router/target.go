@@ -77,3 +77,15 @@ type Route struct {
 	// (first-token time is traded for completeness).
 	Buffered bool
 }
+
+// Candidate returns the index in r's chain of the target that start
+// names, a provider ("groq") or a target ("groq/llama-3.3-70b"), the first
+// match; false when none does. Options.Start is read this way.
+func (r *Route) Candidate(start string) (int, bool) {
+	for i := range r.Chain {
+		if t := &r.Chain[i]; t.Provider == start || t.ID() == start {
+			return i, true
+		}
+	}
+	return 0, false
+}
