@@ -94,6 +94,28 @@ func TestAsk_ReadsStdinAndPrintsJSON(t *testing.T) {
 	}
 }
 
+// Rule 11: the caller learns the model that answered and that it was
+// degraded (another family than the route's first), as JSON and as text.
+func TestAsk_SaysWhenTheAnswerIsDegraded(t *testing.T) {
+	srv, vars := fixture(t)
+	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.NoCredits})
+	srv.Enqueue("p2", "m", sim.Fault{Kind: sim.NoCredits})
+	code, out, errOut := run(t, vars, "", "ask", "--json", "hello")
+	var got askJSON
+	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, out, errOut)
+	}
+	if got.Provider != "p3" || got.Model != "other" || !got.Degraded {
+		t.Fatalf("json = %+v, want p3/other, degraded", got)
+	}
+	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.NoCredits})
+	srv.Enqueue("p2", "m", sim.Fault{Kind: sim.NoCredits})
+	code, _, errOut = run(t, vars, "", "ask", "hello")
+	if code != ExitOK || !strings.Contains(errOut, "answered by p3/other") || !strings.Contains(errOut, "degraded") {
+		t.Fatalf("exit %d, stderr does not say the answer was degraded:\n%s", code, errOut)
+	}
+}
+
 func TestAsk_NoFallbackNeverSwapsAndExitsNonZero(t *testing.T) {
 	srv, vars := fixture(t)
 	srv.Enqueue("p2", "m", sim.Fault{Kind: sim.NoCredits})

@@ -223,6 +223,14 @@ func TestOpenAI_RequestHeaders(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-Detour-Provider") != "p3" || resp.Header.Get("X-Detour-Degraded") != "true" {
 		t.Errorf("start p3: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
+	// The same, streamed: who answered and that it was degraded, in the
+	// stream's own headers (rule 11).
+	resp, body = f.post("/v1/chat/completions", `{"model":"default","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		"X-Detour-Start", "p3")
+	if resp.StatusCode != 200 || resp.Header.Get("X-Detour-Provider") != "p3" || resp.Header.Get("X-Detour-Degraded") != "true" ||
+		!strings.Contains(body, "data: [DONE]") {
+		t.Errorf("start p3, streamed: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
 	if !strings.Contains(f.logs.String(), "idempotency_key=idem-123") {
 		t.Errorf("the idempotency key is not in the log:\n%s", f.logs)
 	}

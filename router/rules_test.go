@@ -37,6 +37,20 @@ func TestRouter_FailoverIsRecorded(t *testing.T) {
 	}
 }
 
+// Rule 2, its other half: a retry of the first target is not a failover.
+func TestRouter_RetryIsNotAFailover(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "alpha", model: "m"}, spec{provider: "beta", model: "m"})
+	h.script("alpha", "m", f(sim.RateLimit), f(sim.OK))
+	res, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{})
+	if err != nil || res.Target.Provider != "alpha" {
+		t.Fatalf("res %v, err %v: want alpha's answer after one retry", res, err)
+	}
+	recs := h.ledger.Records()
+	if len(recs) != 2 || recs[0].Failover || recs[1].Failover {
+		t.Fatalf("records = %+v, want two records of alpha, neither a failover", recs)
+	}
+}
+
 // Rule 3: three failures then success on the fourth gives three hop events,
 // each naming the target that failed and its own one-line reason.
 func TestRouter_ThreeFailuresThenSuccess(t *testing.T) {
