@@ -193,7 +193,7 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 			text.WriteString(b.Text)
 		case "tool_use":
 			out.Message.ToolCalls = append(out.Message.ToolCalls,
-				llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: compactArgs(b.Input)})
+				llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: exchange.ArgsText(b.Input)})
 		}
 	}
 	out.Message.Content = text.String()
@@ -203,20 +203,6 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 		out.Usage = *u
 	}
 	return out, nil
-}
-
-// compactArgs returns a tool_use input as compact JSON text; "{}" when it
-// is missing or null.
-func compactArgs(input json.RawMessage) string {
-	input = bytes.TrimSpace(input)
-	if len(input) == 0 || string(input) == "null" {
-		return "{}"
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, input) != nil {
-		return string(input)
-	}
-	return buf.String()
 }
 
 // statusError is the error of a non-2xx response: ParseError's.
@@ -238,7 +224,7 @@ func assemble(s *stream) (*llm.Response, error) {
 	for i := range out.Message.ToolCalls {
 		// As DecodeResponse gives them: the fragments joined, compacted.
 		if a := []byte(out.Message.ToolCalls[i].Arguments); json.Valid(a) {
-			out.Message.ToolCalls[i].Arguments = compactArgs(a)
+			out.Message.ToolCalls[i].Arguments = exchange.ArgsText(a)
 		}
 	}
 	return out, nil

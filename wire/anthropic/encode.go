@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -305,10 +306,4 @@ func encodeToolChoice(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // compact returns raw without insignificant white space.
-func compact(raw json.RawMessage) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func compact(raw json.RawMessage) (json.RawMessage, error) { return jsonw.Raw(nil, raw) }

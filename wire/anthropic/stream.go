@@ -212,7 +212,7 @@ func (s *stream) apply(typ string, e *streamEvent) (c llm.Chunk, ok bool) {
 			b.kind, b.tool = blockTool, s.tools
 			s.tools++
 			d := llm.ToolCallDelta{Index: b.tool, ID: cb.ID, Name: cb.Name}
-			if args := compactArgs(cb.Input); args != "{}" {
+			if args := exchange.ArgsText(cb.Input); args != "{}" {
 				d.Arguments, b.args = args, true
 			}
 			return llm.Chunk{ToolCalls: []llm.ToolCallDelta{d}}, true

@@ -191,19 +191,6 @@ func callID(id string, n int) string {
 	return "call_" + strconv.Itoa(n)
 }
 
-// argsText is the compact JSON text of a call's args; "{}" when absent.
-func argsText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "{}"
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
-}
-
 // present reports whether a raw JSON field is there and says something:
 // not null, false, "", {} or [].
 func present(raw json.RawMessage) bool {
@@ -283,7 +270,7 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 		for _, p := range c.Content.Parts {
 			if fc := p.FunctionCall; fc != nil {
 				out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{
-					ID: callID(fc.ID, len(out.Message.ToolCalls)), Name: fc.Name, Arguments: argsText(fc.Args)})
+					ID: callID(fc.ID, len(out.Message.ToolCalls)), Name: fc.Name, Arguments: exchange.ArgsText(fc.Args)})
 				continue
 			}
 			if !p.Thought {

@@ -133,7 +133,7 @@ func (s *stream) chunk(r *generateResponse) (llm.Chunk, bool) {
 		for _, p := range cand.Content.Parts {
 			if fc := p.FunctionCall; fc != nil {
 				c.ToolCalls = append(c.ToolCalls, llm.ToolCallDelta{
-					Index: s.calls, ID: callID(fc.ID, s.calls), Name: fc.Name, Arguments: argsText(fc.Args)})
+					Index: s.calls, ID: callID(fc.ID, s.calls), Name: fc.Name, Arguments: exchange.ArgsText(fc.Args)})
 				s.calls++
 				continue
 			}

@@ -56,24 +56,18 @@ func parseChunkFast(data string, cc *chatChunk, sc *chunkScratch) bool {
 
 // usage reads a usage object into *dst (backed by mem), or null.
 func usage(p *jsonscan.Scanner, dst **chatUsage, mem *chatUsage) bool {
-	if p.Null() {
-		return true
-	}
-	*mem = chatUsage{}
-	var seen jsonscan.Seen
-	if !p.Object(func(key string) bool {
-		switch key {
-		case "prompt_tokens":
-			return seen.First(1) && nullableInt(p, &mem.PromptTokens)
-		case "completion_tokens":
-			return seen.First(2) && nullableInt(p, &mem.CompletionTokens)
-		}
-		return p.SkipUnknown(key, "prompt_tokens", "completion_tokens")
-	}) {
-		return false
-	}
-	*dst = mem
-	return true
+	return jsonscan.PtrInto(p, dst, mem, func(u *chatUsage) bool {
+		var seen jsonscan.Seen
+		return p.Object(func(key string) bool {
+			switch key {
+			case "prompt_tokens":
+				return seen.First(1) && nullableInt(p, &u.PromptTokens)
+			case "completion_tokens":
+				return seen.First(2) && nullableInt(p, &u.CompletionTokens)
+			}
+			return p.SkipUnknown(key, "prompt_tokens", "completion_tokens")
+		})
+	})
 }
 
 // nullableInt reads an integer into *dst, or null (which leaves it).
@@ -210,16 +204,7 @@ func chunkToolCall1(p *jsonscan.Scanner, tc *chunkToolCall, index *int) bool {
 // function reads a function_call object into *dst (backed by mem), or
 // null (nil).
 func function(p *jsonscan.Scanner, dst **respFunction, mem *respFunction) bool {
-	if p.Null() {
-		*dst = nil
-		return true
-	}
-	*mem = respFunction{}
-	if !functionFields(p, mem) {
-		return false
-	}
-	*dst = mem
-	return true
+	return jsonscan.PtrInto(p, dst, mem, func(f *respFunction) bool { return functionFields(p, f) })
 }
 
 // functionFields reads a function object with string arguments into f,
