@@ -129,6 +129,7 @@ type stream struct {
 func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 	s := &stream{r: sse.NewReader(body), header: header, blocks: map[int]*blockState{}}
 	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	s.OnEnd = s.r.Release
 	return s
 }
 

@@ -24,6 +24,11 @@ var ErrStreamClosed = errors.New("stream closed")
 // Next is not safe for concurrent use; Close is safe to call at any time,
 // from any goroutine, and aborts a Next blocked reading the body.
 type Stream struct {
+	// OnEnd, when set, runs once, in Next, after decode returned its last
+	// result (io.EOF or an error): the adapter gives its read buffers back
+	// there (sse.Reader.Release). Set it before the first Next.
+	OnEnd func()
+
 	name   string
 	body   io.Closer
 	key    string
@@ -58,6 +63,10 @@ func (s *Stream) Next() (llm.Chunk, error) {
 	c, err := s.decode()
 	if err != nil {
 		s.err = Redact(err, s.key)
+		if end := s.OnEnd; end != nil {
+			s.OnEnd = nil
+			end()
+		}
 		return llm.Chunk{}, s.err
 	}
 	return c, nil

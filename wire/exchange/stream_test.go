@@ -105,3 +105,26 @@ func TestStream_Truncated(t *testing.T) {
 		t.Errorf("Truncated after Close = %v, want ErrStreamClosed", err)
 	}
 }
+
+func TestStream_OnEndRunsOnceAtTheEnd(t *testing.T) {
+	n := 0
+	s := NewStream("x", io.NopCloser(nil), "", func() (llm.Chunk, error) {
+		if n++; n == 1 {
+			return llm.Chunk{Content: "a"}, nil
+		}
+		return llm.Chunk{}, io.EOF
+	})
+	ends := 0
+	s.OnEnd = func() { ends++ }
+	if _, err := s.Next(); err != nil || ends != 0 {
+		t.Fatalf("first chunk: %v, OnEnd ran %d times before the end", err, ends)
+	}
+	for range 3 {
+		if _, err := s.Next(); err != io.EOF {
+			t.Fatalf("err = %v, want io.EOF", err)
+		}
+	}
+	if ends != 1 {
+		t.Fatalf("OnEnd ran %d times, want once", ends)
+	}
+}

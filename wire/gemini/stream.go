@@ -81,6 +81,7 @@ type stream struct {
 func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 	s := &stream{r: sse.NewReader(&jsonLines{r: body, lineStart: true}), header: header}
 	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	s.OnEnd = s.r.Release
 	return s
 }
 

@@ -106,24 +106,14 @@ type stream struct {
 // its errors.
 func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 	s := &stream{r: sse.NewReader(body), header: header}
-	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	s.Stream = exchange.NewStream(dialect, body, key, s.decode)
+	s.OnEnd = s.r.Release
 	return s
 }
 
 // Ready reports whether the next chunk (or the end) is already buffered,
 // so that Next returns without reading the body; see llm.Readier.
 func (s *stream) Ready() bool { return s.r.Ready() }
-
-// next decodes the next chunk for the embedded Stream; see DecodeStream.
-// The embedded Stream calls it no more once it returned an error, so the
-// reader's buffer goes back to its pool then.
-func (s *stream) next() (llm.Chunk, error) {
-	c, err := s.decode()
-	if err != nil {
-		s.r.Release()
-	}
-	return c, err
-}
 
 // decode reads events up to the next chunk.
 func (s *stream) decode() (llm.Chunk, error) {
