@@ -13,12 +13,14 @@ import (
 )
 
 // Preset is a built-in provider: what detour knows about a common
-// OpenAI-compatible endpoint, and the model Default puts in its chain.
+// endpoint (OpenAI-compatible, Gemini or Anthropic), and the model Default
+// puts in its chain.
 type Preset struct {
 	// Name is the preset's name; a provider of that name (or with
 	// preset: NAME) starts from it.
 	Name string
-	// Dialect is the wire format (all presets speak OpenAI today).
+	// Dialect is the wire format: OpenAI for most, Gemini and Anthropic for
+	// their vendors' APIs.
 	Dialect Dialect
 	// BaseURL is the API root the provider documents.
 	BaseURL string
@@ -160,7 +162,9 @@ var presetTable = []Preset{
 	},
 }
 
-// Presets returns a copy of the built-in presets, free tiers first.
+// Presets returns a copy of the built-in presets in table order: the
+// hosted OpenAI-compatible ones (free tiers first), then Gemini and
+// Anthropic, then the local servers.
 func Presets() []Preset { return slices.Clone(presetTable) }
 
 // LookupPreset returns the built-in preset called name.
