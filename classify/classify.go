@@ -24,18 +24,24 @@ import (
 //     (strongMessages), and body details (a Gemini QuotaFailure PerDay, an
 //     OpenRouter daily limit source or moderation flags, Azure innererror,
 //     Anthropic details.error_code);
-//  2. the status: 401, 402, 403 are Wall; 408, 409, 425, 429, 498 and 5xx
+//  2. a 4xx other than 429 whose message refuses the model (not found,
+//     not allowed, decommissioned) is a Wall of the target: the request is
+//     not invalid, the target is (scope.go modelRefusal);
+//  3. the status: 401, 402, 403 are Wall; 408, 409, 425, 429, 498 and 5xx
 //     Transient; 400 and 422 Invalid; 404 Wall when it says the model or
 //     deployment is not found, else Unknown; 413 ContextOverflow; any other
 //     status Unknown. A 200 (a refusal, or a stream error frame, whose
 //     numeric code, when it has one, stands for the status) is read from its
 //     code, type and message (weakCodes, weakMessages), else Unknown;
-//  3. a Transient failure whose server wait (or exhausted bucket's reset)
+//  4. a Transient failure whose server wait (or exhausted bucket's reset)
 //     is beyond MaxTransientWait becomes a Wall.
 //
 // x-should-retry is reported in ShouldRetry and never changes the kind: a
 // "true" does not override a wall in the body, and a "false" on a
 // transient failure is left to policy (which moves on instead of retrying).
+//
+// Every failure also gets a Scope (scope.go providerScope for provider
+// errors): how far it reaches beyond this attempt.
 //
 // Transport errors: see the status words of status.go; the decisions on
 // ambiguous cases are documented on classifyTransport.
@@ -112,12 +118,17 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 		v = better(v, verdict{Wall, "daily limit reached", true})
 	}
 
-	// 2. The status.
+	// 2. A 4xx that refuses the model: this target cannot serve it, the
+	// request is not invalid (P: §3.5).
+	if !v.ok && modelRefused(status, msg) {
+		v = verdict{Wall, "model not found or not allowed", true}
+	}
+	// 3. The status.
 	if !v.ok {
 		v = statusVerdict(status, codes, msg)
 	}
 
-	// 3. A far wait makes a transient failure a wall.
+	// 4. A far wait makes a transient failure a wall.
 	if v.kind == Transient && h.far() > MaxTransientWait {
 		v.kind = Wall
 	}
@@ -125,6 +136,7 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 	f := Failure{
 		Kind:        v.kind,
 		Status:      HTTPStatus(e.Status),
+		Scope:       providerScope(v.kind, status, codes, msg, fx.quotaIDs, stream),
 		Code:        failureCode(e),
 		RetryAfter:  h.wait,
 		ShouldRetry: h.shouldRetry,

@@ -27,14 +27,48 @@ const (
 	Unknown Kind = "unknown"
 )
 
+// Scope is how far a failure reaches beyond the attempt that met it: what
+// the router parks and skips because of it. The words appear in the
+// ledger and in `detour explain`.
+type Scope string
+
+// The scopes of DESIGN.md, narrowest first.
+const (
+	// ScopeAttempt is this attempt alone: a cut stream, a malformed chunk,
+	// a reset, a refused or invalid request. Nothing is parked for it
+	// beyond the breaker's count of the target's transient failures.
+	ScopeAttempt Scope = "attempt"
+	// ScopeTarget is this model at this provider: overloaded, rate
+	// limited, not found or not allowed, a context overflow, a per-model
+	// daily quota, a silent upstream. Other models of the same provider
+	// stay eligible.
+	ScopeTarget Scope = "target"
+	// ScopeAccount is every target that uses the provider's key: no
+	// credits (402), insufficient_quota, a spend cap, a rejected key.
+	ScopeAccount Scope = "account"
+	// ScopeEndpoint is every target on the provider's host: connection
+	// refused, a host that does not resolve, a TLS failure.
+	ScopeEndpoint Scope = "endpoint"
+)
+
 // Failure is the normalised reading of one failed attempt.
 type Failure struct {
 	Kind Kind `json:"kind"`
 	// Status is the ledger's status word: "http_429", "http_402",
 	// "stream_error", "net_timeout", "net_reset", "net_refused",
-	// "net_truncated", "net_stalled", "net_dns", "net_tls", "canceled",
-	// "net_error" (constants in status.go).
+	// "net_truncated", "net_dns", "net_tls", "net_error", "canceled", and
+	// detour's own limits "header_timeout", "first_token_timeout",
+	// "idle_timeout", "deadline", "max_duration" (constants in status.go).
 	Status string `json:"status"`
+	// Scope is what the failure says about the rest of the chain: this
+	// attempt only, this target, every target of the account (the
+	// provider's key), or every target on the endpoint (the host).
+	Scope Scope `json:"scope"`
+	// Silent is set when the target stayed silent until one of detour's
+	// limits expired (no headers, no first token, a stall, the deadline):
+	// another send to it would likely wait as long, so the walk moves on
+	// instead of retrying it.
+	Silent bool `json:"silent,omitempty"`
 	// Code is the provider's error code or type, when it gave one.
 	Code string `json:"code,omitempty"`
 	// RetryAfter is the wait the provider asked for (Retry-After,

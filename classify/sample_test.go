@@ -143,6 +143,60 @@ func errorFrame(body string) ([]byte, bool) {
 	return nil, false
 }
 
+// expectScope is the scope each sample's failure must get: the account's
+// for a rejected key or the account's money, the target's for this model's
+// limits, overload, absence or context, the attempt's for a cut stream, a
+// refusal or an invalid request.
+var expectScope = map[string]classify.Scope{
+	"anthropic-400-prompt-too-long":               classify.ScopeTarget,
+	"anthropic-429-itpm-rate-limit":               classify.ScopeTarget,
+	"anthropic-429-with-ratelimit-headers":        classify.ScopeTarget,
+	"anthropic-openai-compat-429":                 classify.ScopeTarget,
+	"anthropic-400-user-spend-limit":              classify.ScopeAccount,
+	"anthropic-402-billing-error":                 classify.ScopeAccount,
+	"anthropic-400-credit-balance-too-low":        classify.ScopeAccount,
+	"net-stream-eof-without-terminal-event":       classify.ScopeAttempt,
+	"net-reset-after-first-sse-event":             classify.ScopeAttempt,
+	"azure-200-finish-reason-content-filter":      classify.ScopeAttempt,
+	"azure-429-retry-after-86400":                 classify.ScopeTarget,
+	"bedrock-400-input-too-long":                  classify.ScopeTarget,
+	"cerebras-429-tpm":                            classify.ScopeTarget,
+	"cerebras-404-model-not-found":                classify.ScopeTarget,
+	"cerebras-429-tpd-long-retry-after":           classify.ScopeTarget,
+	"deepseek-429-rate-limit-reached":             classify.ScopeTarget,
+	"deepseek-401-auth-fails":                     classify.ScopeAccount,
+	"gemini-200-finish-reason-safety":             classify.ScopeAttempt,
+	"gemini-503-model-overloaded":                 classify.ScopeTarget,
+	"gemini-429-no-details":                       classify.ScopeTarget,
+	"gemini-429-limit-zero":                       classify.ScopeTarget,
+	"gemini-404-model-not-found":                  classify.ScopeTarget,
+	"gemini-400-bad-model-name":                   classify.ScopeTarget,
+	"groq-498-flex-capacity-exceeded":             classify.ScopeTarget,
+	"groq-424-failed-dependency":                  classify.ScopeTarget,
+	"groq-401-invalid-api-key":                    classify.ScopeAccount,
+	"groq-413-request-too-large-for-tpm":          classify.ScopeTarget,
+	"llamacpp-400-exceed-context-size":            classify.ScopeTarget,
+	"mistral-400-image-input-not-enabled":         classify.ScopeAttempt,
+	"mistral-429-requests-rate-limit":             classify.ScopeTarget,
+	"mistral-500-service-unavailable":             classify.ScopeTarget,
+	"mistral-401-unauthorized":                    classify.ScopeAccount,
+	"openai-chat-400-unsupported-parameter":       classify.ScopeAttempt,
+	"openai-429-tpm-ms":                           classify.ScopeTarget,
+	"openai-429-slow-down":                        classify.ScopeTarget,
+	"openai-responses-stream-error-event":         classify.ScopeTarget,
+	"openai-429-rpd-short-drip":                   classify.ScopeTarget,
+	"openai-429-rpd-long-wait":                    classify.ScopeTarget,
+	"openai-chat-401-invalid-api-key":             classify.ScopeAccount,
+	"openai-429-insufficient-quota":               classify.ScopeAccount,
+	"openrouter-400-provider-returned-error":      classify.ScopeAttempt,
+	"openrouter-402-insufficient-credits":         classify.ScopeTarget,
+	"openrouter-401-auth":                         classify.ScopeAccount,
+	"together-429-rate-limited-credit-limit-type": classify.ScopeTarget,
+	"together-401-invalid-api-key":                classify.ScopeAccount,
+	"vllm-400-context-length":                     classify.ScopeTarget,
+	"xai-400-incorrect-api-key":                   classify.ScopeAccount,
+}
+
 // TestSample classifies every real failure of the shared corpus and checks
 // its kind, and its retry_after_s where the corpus gives one that does not
 // depend on the current date.
@@ -161,6 +215,11 @@ func TestSample(t *testing.T) {
 			t.Logf("%s %s code=%q wait=%v should_retry=%d: %s", f.Kind, f.Status, f.Code, f.RetryAfter, f.ShouldRetry, f.Reason)
 			if f.Kind != want {
 				t.Errorf("Kind = %s, want %s (reason %q; source %s)", f.Kind, want, f.Reason, c.Source)
+			}
+			if ws, ok := expectScope[c.ID]; !ok {
+				t.Errorf("no expected scope for %s: add it to expectScope", c.ID)
+			} else if f.Scope != ws {
+				t.Errorf("Scope = %s, want %s (reason %q)", f.Scope, ws, f.Reason)
 			}
 			if c.RetryAfterS != nil {
 				want := time.Duration(math.Round(*c.RetryAfterS * 1e9))

@@ -7,8 +7,8 @@ import "strconv"
 const (
 	// StatusStream is an error frame inside a 200 stream.
 	StatusStream = "stream_error"
-	// StatusTimeout is a timeout: connect, before response headers, or the
-	// attempt's deadline.
+	// StatusTimeout is a network timeout: connect, or before response
+	// headers when the HTTP client's own limit (not detour's) expired.
 	StatusTimeout = "net_timeout"
 	// StatusRefused is a refused connection (nothing listens).
 	StatusRefused = "net_refused"
@@ -17,9 +17,21 @@ const (
 	// StatusTruncated is a stream that ended before its terminal event
 	// (llm.ErrStreamTruncated), whatever cut it.
 	StatusTruncated = "net_truncated"
-	// StatusStalled is a stream silent past its idle limit
-	// (llm.ErrStreamStalled).
-	StatusStalled = "net_stalled"
+	// StatusHeaderTimeout is an attempt with no response headers within
+	// the route's header_timeout (llm.ErrHeaderTimeout).
+	StatusHeaderTimeout = "header_timeout"
+	// StatusFirstToken is a stream with no output within the route's
+	// first_token (llm.ErrFirstTokenTimeout).
+	StatusFirstToken = "first_token_timeout"
+	// StatusIdle is a stream silent past its idle_timeout after its output
+	// started (llm.ErrStreamStalled).
+	StatusIdle = "idle_timeout"
+	// StatusDeadline is an attempt whose answer had not started when the
+	// time the request's deadline left it ran out (llm.ErrDeadline).
+	StatusDeadline = "deadline"
+	// StatusMaxDuration is an answer cut at the route's max_duration
+	// (llm.ErrMaxDuration): detour's limit, not the provider's failure.
+	StatusMaxDuration = "max_duration"
 	// StatusDNS is a host name that does not resolve.
 	StatusDNS = "net_dns"
 	// StatusTLS is a TLS handshake or certificate failure.

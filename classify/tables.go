@@ -161,6 +161,7 @@ var strongMessages = []msgRow{
 	has(Policy, "prompt flagged by the usage policy", "flagged as potentially violating"),     // OpenAI invalid_prompt (pal-mcp-server#178)
 	has(Policy, "blocked by the content filter", "content management policy"),                 // Azure content filter (openai-dotnet#55)
 	has(Policy, "rejected by the safety system", "rejected as a result of our safety system"), // OpenAI images (not in sample)
+	has(Policy, "output blocked by the content filter", "blocked by content filtering"),       // Anthropic 400 and stream error event (claude-code#37547, #58367)
 
 	has(ContextOverflow, "context length exceeded", "maximum context length"),                                 // samples vllm-400-context-length; DeepSeek (fast-agent#621)
 	has(ContextOverflow, "context length exceeded", "context_length_exceeded"),                                // the code quoted in a message (gateways)

@@ -33,50 +33,98 @@ import (
 //     "net_error", as the official SDKs retry every connection error.
 //   - An error that is none of these (not from the network at all) is
 //     Unknown, "net_error": at most one hop.
+//   - detour's own limits (llm.LimitError) are read by limitFailure.
+//
+// Scope: a host that cannot be reached (refused, not resolved, TLS, any
+// failure to dial) is the endpoint's; a timeout waiting for the target is
+// the target's; a reset, an early EOF or a cut stream is the attempt's.
 func classifyTransport(err error) Failure {
 	text := errorText(err)
 	low := strings.ToLower(text)
-	out := func(kind Kind, status, what string) Failure {
-		return Failure{Kind: kind, Status: status, Reason: reason("", what, ""), Detail: detail(text)}
+	out := func(kind Kind, status string, scope Scope, what string) Failure {
+		return Failure{Kind: kind, Status: status, Scope: scope, Reason: reason("", what, ""), Detail: detail(text)}
+	}
+	var limit *llm.LimitError
+	if errors.As(err, &limit) || errors.Is(err, llm.ErrStreamStalled) {
+		return limitFailure(err, limit)
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return out(Canceled, StatusCanceled, "canceled by the caller")
-	case errors.Is(err, llm.ErrStreamStalled):
-		return out(Transient, StatusStalled, "stream stalled past its idle limit")
+		return out(Canceled, StatusCanceled, ScopeAttempt, "canceled by the caller")
 	case errors.Is(err, llm.ErrStreamTruncated):
 		what := "stream cut before its end"
 		if c := netCause(err, low); c != "" {
 			what += " (" + c + ")"
 		}
-		return out(Transient, StatusTruncated, what)
+		return out(Transient, StatusTruncated, ScopeAttempt, what)
 	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) && dns.IsNotFound {
-		return out(Wall, StatusDNS, "host not found: "+dns.Name)
+		return out(Wall, StatusDNS, ScopeEndpoint, "host not found: "+dns.Name)
 	}
 	if isTLS(err, low) {
-		return out(Wall, StatusTLS, "TLS failure: "+firstClause(text))
+		return out(Wall, StatusTLS, ScopeEndpoint, "TLS failure: "+firstClause(text))
 	}
+	var oe *net.OpError
+	dial := errors.As(err, &oe) && oe.Op == "dial"
 	if c := netCause(err, low); c != "" {
-		status := StatusReset
+		status, scope := StatusReset, ScopeAttempt
 		switch {
 		case c == "connection refused":
-			status = StatusRefused
+			status, scope = StatusRefused, ScopeEndpoint
+		case c == "connect timeout":
+			status, scope = StatusTimeout, ScopeEndpoint
 		case strings.Contains(c, "timeout") || c == "deadline exceeded":
-			status = StatusTimeout
+			// The HTTP client's own limit, or a context deadline that
+			// is not detour's: the target was slow to answer.
+			status, scope = StatusTimeout, ScopeTarget
 		case c == "host not found":
-			return out(Wall, StatusDNS, c)
+			return out(Wall, StatusDNS, ScopeEndpoint, c)
 		}
-		return out(Transient, status, c)
+		if dial {
+			scope = ScopeEndpoint
+		}
+		return out(Transient, status, scope, c)
 	}
 	var ne net.Error
-	var oe *net.OpError
 	var ue *url.Error
-	if errors.As(err, &ne) || errors.As(err, &oe) || errors.As(err, &ue) {
-		return out(Transient, StatusNetError, "network error: "+firstClause(text))
+	if errors.As(err, &ne) || oe != nil || errors.As(err, &ue) {
+		scope := ScopeAttempt
+		if dial {
+			scope = ScopeEndpoint // the host cannot be reached at all
+		}
+		return out(Transient, StatusNetError, scope, "network error: "+firstClause(text))
 	}
-	return out(Unknown, StatusNetError, firstClause(text))
+	return out(Unknown, StatusNetError, ScopeAttempt, firstClause(text))
+}
+
+// limitFailure reads an attempt that one of detour's own limits ended
+// (llm.LimitError; a bare llm.ErrStreamStalled from a caller's stream
+// counts as an idle timeout). Each limit has its own status; all but
+// max_duration mean the target stayed silent: Transient and Silent, so
+// the walk moves on rather than waiting on it again. max_duration cut a
+// flowing answer at detour's own limit: Canceled, never the target's
+// failure.
+func limitFailure(err error, limit *llm.LimitError) Failure {
+	f := Failure{Kind: Transient, Scope: ScopeTarget, Silent: true, Detail: detail(errorText(err))}
+	what := "stream stalled past its idle limit (idle_timeout)"
+	if limit != nil {
+		what = limit.Error()
+	}
+	switch {
+	case errors.Is(err, llm.ErrMaxDuration):
+		f.Kind, f.Status, f.Scope, f.Silent = Canceled, StatusMaxDuration, ScopeAttempt, false
+	case errors.Is(err, llm.ErrHeaderTimeout):
+		f.Status = StatusHeaderTimeout
+	case errors.Is(err, llm.ErrFirstTokenTimeout):
+		f.Status = StatusFirstToken
+	case errors.Is(err, llm.ErrDeadline):
+		f.Status = StatusDeadline
+	default:
+		f.Status, f.Scope = StatusIdle, ScopeAttempt
+	}
+	f.Reason = reason("", what, "")
+	return f
 }
 
 // netCause names the network failure in err: "connection refused",

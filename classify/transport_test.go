@@ -53,7 +53,7 @@ func TestClassify_Transport(t *testing.T) {
 		{"Truncated", fmt.Errorf("decode: %w", llm.ErrStreamTruncated), classify.Transient, "net_truncated", "stream cut before its end"},
 		{"TruncatedByReset", fmt.Errorf("%w: %w", llm.ErrStreamTruncated, syscall.ECONNRESET), classify.Transient, "net_truncated", "stream cut before its end (connection reset)"},
 		{"TruncatedByCancel", fmt.Errorf("%w: %w", llm.ErrStreamTruncated, context.Canceled), classify.Canceled, "canceled", ""},
-		{"Stalled", llm.ErrStreamStalled, classify.Transient, "net_stalled", "stream stalled"},
+		{"Stalled", llm.ErrStreamStalled, classify.Transient, "idle_timeout", "stream stalled"},
 		{"DNSNotFound", post(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.groq.con", IsNotFound: true}}), classify.Wall, "net_dns", "host not found: api.groq.con"},
 		{"DNSTimeout", post(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "i/o timeout", Name: "api.groq.com", IsTimeout: true}}), classify.Transient, "net_timeout", ""},
 		{"TLSUnknownAuthority", post(x509.UnknownAuthorityError{}), classify.Wall, "net_tls", "TLS failure"},

@@ -27,6 +27,9 @@ import (
 type Explanation struct {
 	Kind   classify.Kind `json:"kind"`
 	Status string        `json:"status"`
+	// Scope is how far the failure reaches: attempt, target, account or
+	// endpoint.
+	Scope classify.Scope `json:"scope"`
 	// RetryAfterS is the wait the response implies, in seconds; null when
 	// it names none.
 	RetryAfterS *float64 `json:"retry_after_s"`
@@ -128,7 +131,7 @@ func ExplainError(err error, now time.Time) *Explanation {
 		Now: now, Started: now, Attempts: 1, TargetAttempts: 1,
 		Next: policy.Next{Exists: true, SameFamily: true}, Jitter: 0,
 	})
-	ex := &Explanation{Kind: f.Kind, Status: f.Status, Action: string(d.Action), Why: d.Why, Reason: f.Reason, Detail: f.Detail}
+	ex := &Explanation{Kind: f.Kind, Status: f.Status, Scope: f.Scope, Action: string(d.Action), Why: d.Why, Reason: f.Reason, Detail: f.Detail}
 	if f.RetryAfter > 0 {
 		s := f.RetryAfter.Seconds()
 		ex.RetryAfterS = &s
@@ -202,6 +205,7 @@ func bodyAfterHeaders(raw, parsed []byte) []byte {
 func printExplanation(w io.Writer, ex *Explanation) {
 	fmt.Fprintf(w, "kind:    %s\n", orDash(string(ex.Kind)))
 	fmt.Fprintf(w, "status:  %s\n", ex.Status)
+	fmt.Fprintf(w, "scope:   %s (%s)\n", orDash(string(ex.Scope)), scopeHelp(ex.Scope))
 	if ex.RetryAfterS != nil {
 		fmt.Fprintf(w, "wait:    %s\n", time.Duration(*ex.RetryAfterS*float64(time.Second)).Round(time.Millisecond))
 	}
@@ -229,6 +233,19 @@ func actionHelp(ex *Explanation) string {
 		return "=> detour fails closed: the same request would fail everywhere, or must not be routed around."
 	}
 	return ""
+}
+
+// scopeHelp says what a scope parks and skips.
+func scopeHelp(s classify.Scope) string {
+	switch s {
+	case classify.ScopeTarget:
+		return "this model at this provider; its other models stay eligible"
+	case classify.ScopeAccount:
+		return "every target that uses this provider's key"
+	case classify.ScopeEndpoint:
+		return "every target on this host"
+	}
+	return "this attempt only"
 }
 
 func orDash(s string) string {

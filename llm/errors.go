@@ -5,14 +5,36 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // ErrStreamTruncated means a stream ended (EOF, reset) before the provider's
 // explicit end: the answer is incomplete and must never pass as complete.
 var ErrStreamTruncated = errors.New("stream ended before its terminal event")
 
-// ErrStreamStalled means no byte arrived within the stream's idle limit.
+// ErrStreamStalled means no chunk arrived within the stream's idle limit
+// (idle_timeout) once output had started.
 var ErrStreamStalled = errors.New("stream stalled past its idle limit")
+
+// The limits detour itself puts on one attempt. The router ends an attempt
+// with an error wrapping one of these when its limit expires; classify
+// gives each its own ledger status, so a silent upstream, a slow first
+// token, a stall mid-answer and the route's deadline never read alike.
+var (
+	// ErrHeaderTimeout means no response headers arrived within the
+	// route's header_timeout.
+	ErrHeaderTimeout = errors.New("no response headers within the header timeout")
+	// ErrFirstTokenTimeout means a stream sent no output within the
+	// route's first_token limit.
+	ErrFirstTokenTimeout = errors.New("no first token within the first-token limit")
+	// ErrDeadline means the request's time ran out before this attempt's
+	// answer started: the route's deadline, less the time kept in reserve
+	// for the candidates after it.
+	ErrDeadline = errors.New("the request's deadline left no more time for this attempt")
+	// ErrMaxDuration means an answer was cut at the route's max_duration:
+	// detour's own limit, never the provider's failure.
+	ErrMaxDuration = errors.New("answer cut at the route's max_duration")
+)
 
 // Phase says where a ProviderError was seen.
 type Phase string
@@ -69,3 +91,34 @@ func (e *ProviderError) Error() string {
 	}
 	return b.String()
 }
+
+// LimitError is an attempt ended by one of detour's own limits: Err is
+// ErrHeaderTimeout, ErrFirstTokenTimeout, ErrStreamStalled, ErrDeadline or
+// ErrMaxDuration, and Limit the time that expired. Its text is one line
+// that names the setting ("no response headers within 30s
+// (header_timeout)"), and errors.Is matches Err.
+type LimitError struct {
+	Err   error
+	Limit time.Duration
+}
+
+// Error names what did not happen in time and the setting that said so.
+func (e *LimitError) Error() string {
+	d := e.Limit.Round(time.Millisecond)
+	switch e.Err {
+	case ErrHeaderTimeout:
+		return fmt.Sprintf("no response headers within %s (header_timeout)", d)
+	case ErrFirstTokenTimeout:
+		return fmt.Sprintf("no first token within %s (first_token)", d)
+	case ErrStreamStalled:
+		return fmt.Sprintf("no chunk for %s after the answer started (idle_timeout)", d)
+	case ErrDeadline:
+		return fmt.Sprintf("no answer within the %s the request's deadline left for this attempt (deadline)", d)
+	case ErrMaxDuration:
+		return fmt.Sprintf("answer cut at %s (max_duration)", d)
+	}
+	return fmt.Sprintf("%v (limit %s)", e.Err, d)
+}
+
+// Unwrap returns Err.
+func (e *LimitError) Unwrap() error { return e.Err }

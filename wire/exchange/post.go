@@ -3,9 +3,12 @@ package exchange
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/detourhq/detour/llm"
 )
 
 // Post is the one HTTP exchange of an adapter's call: a POST of a JSON
@@ -52,7 +55,9 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 
 // Do sends the request and returns the response, whatever its status; the
 // caller owns its body. ctx bounds the whole exchange, the reading of the
-// body included. An error has p.Key redacted.
+// body included. An error has p.Key redacted. When ctx carries an
+// llm.Progress, it hears of the headers, and of each read of a
+// non-streamed body.
 func (p Post) Do(ctx context.Context) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(p.Body))
 	if err != nil {
@@ -79,5 +84,26 @@ func (p Post) Do(ctx context.Context) (*http.Response, error) {
 	if err != nil {
 		return nil, Redact(err, p.Key)
 	}
+	if pr := llm.ProgressOf(ctx); pr != nil {
+		pr.Headers()
+		if !p.Stream {
+			resp.Body = &progressBody{ReadCloser: resp.Body, p: pr}
+		}
+	}
 	return resp, nil
+}
+
+// progressBody reports each read of a non-streamed body that brought
+// bytes to the exchange's llm.Progress.
+type progressBody struct {
+	io.ReadCloser
+	p llm.Progress
+}
+
+func (b *progressBody) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	if n > 0 {
+		b.p.Body()
+	}
+	return n, err
 }
