@@ -60,12 +60,12 @@ func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
 		switch e.State {
 		case Open:
 			if now.Before(e.Until) {
-				parked = &ParkedError{Key: key, Until: e.Until, Reason: e.Reason, State: Open}
+				parked = &ParkedError{Key: key, Until: e.Until, Reason: e.Reason, State: Open, Kind: e.Kind, Status: e.Status}
 				return save
 			}
 		case HalfOpen:
 			if !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil) {
-				parked = &ParkedError{Key: key, Until: e.ProbeUntil, Reason: e.Reason, State: HalfOpen}
+				parked = &ParkedError{Key: key, Until: e.ProbeUntil, Reason: e.Reason, State: HalfOpen, Kind: e.Kind, Status: e.Status}
 				return save
 			}
 		default: // Closed
@@ -121,7 +121,11 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 			if !stale {
 				e.Failures++
 			}
-			return b.park(e, b.parkUntil(o.Until, now), orDefault(o.Reason, "wall"), now) || !stale || save
+			if b.park(e, b.parkUntil(o.Until, now), orDefault(o.Reason, "wall"), now) {
+				e.Kind, e.Status = o.Kind, o.Status
+				return true
+			}
+			return !stale || save
 		case stale:
 			return save
 		case o.Kind == "":
@@ -133,6 +137,7 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 			}
 			e.State, e.Failures = Closed, 0
 			e.Until, e.Reason, e.ProbeUntil = time.Time{}, "", time.Time{}
+			e.Kind, e.Status = "", ""
 			return true
 		case excluded(o.Kind):
 			if p.Probe && e.State == HalfOpen {
@@ -142,6 +147,9 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 			return save
 		}
 		e.Failures++
+		if e.State != Open || !now.Before(e.Until) {
+			e.Kind, e.Status = o.Kind, o.Status
+		}
 		switch {
 		case o.Until.After(now):
 			b.open(e, b.cap(o.Until, now), orDefault(o.Reason, string(o.Kind)+": asked to wait"))

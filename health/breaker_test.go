@@ -75,7 +75,7 @@ func TestBreaker_WallParksUntilResetThenOneProbe(t *testing.T) {
 
 	for _, at := range []time.Duration{0, time.Minute, 3*time.Hour - time.Millisecond} {
 		pe := refused(t, b, key, t0.Add(at))
-		want := ParkedError{Key: key, Until: reset, Reason: "HTTP 429 tokens per day", State: Open}
+		want := ParkedError{Key: key, Until: reset, Reason: "HTTP 429 tokens per day", State: Open, Kind: classify.Wall}
 		if *pe != want {
 			t.Fatalf("at +%s: refusal %+v, want %+v", at, *pe, want)
 		}
@@ -425,7 +425,7 @@ func TestBreaker_Snapshot(t *testing.T) {
 	got := b.Snapshot(now)
 	want := []Entry{
 		{Key: "a/m", State: Open, Until: t0.Add(time.Hour), Reason: "quota", Generation: 2},
-		{Key: "m/m", State: Closed, Failures: 1, Generation: 1},
+		{Key: "m/m", State: Closed, Failures: 1, Generation: 1, Kind: classify.Transient},
 		{Key: "z/m", State: HalfOpen, Until: t0.Add(time.Minute), Reason: "wall", Generation: 2},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -96,6 +96,10 @@ type ParkedError struct {
 	Reason string
 	// State is Open or HalfOpen.
 	State State
+	// Kind and Status are those of the failure that parked the key
+	// (classify kind, ledger status); empty when a caller parked it.
+	Kind   classify.Kind
+	Status string
 }
 
 // Error returns "health: KEY parked until TIME: REASON" (or, half-open,
@@ -139,6 +143,9 @@ type Outcome struct {
 	Until time.Time
 	// Reason is one line for `detour check` and ParkedError.
 	Reason string
+	// Status is the failed attempt's ledger status ("http_429"), kept with
+	// a park so that a later skip can tell a rate limit from an outage.
+	Status string
 }
 
 // excluded reports whether k is not the target's fault: such outcomes never

@@ -3,6 +3,8 @@ package health
 import (
 	"sync"
 	"time"
+
+	"github.com/detourhq/detour/classify"
 )
 
 // Entry is one target's breaker state: what a Store keeps per key and what
@@ -19,6 +21,11 @@ type Entry struct {
 	Until time.Time `json:"until,omitzero"`
 	// Reason is the one-line reason of the current (or last) park.
 	Reason string `json:"reason,omitempty"`
+	// Kind and Status are the failure kind and ledger status of the last
+	// failure counted while the entry was not parked: what parked it, or
+	// what last counted towards parking it. Cleared by a success.
+	Kind   classify.Kind `json:"kind,omitempty"`
+	Status string        `json:"status,omitempty"`
 	// Failures counts consecutive failures (transient, unknown, wall); a
 	// success resets it. Outcomes that are not the target's fault leave it.
 	Failures int `json:"failures"`

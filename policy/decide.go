@@ -48,7 +48,8 @@ const (
 func (p Phase) Replayable() bool { return p == "" || p == PhaseNone || p == PhaseSent }
 
 // Next describes the candidate the router would move to. The router has
-// already dropped candidates that are parked, keyless or tried.
+// already dropped candidates that are parked, keyless or tried, and those
+// the failure's scope reaches (the same account, the same endpoint).
 type Next struct {
 	// Exists is false when no candidate remains.
 	Exists bool
@@ -90,6 +91,10 @@ type Input struct {
 	EarliestReset time.Time
 	// Jitter is a uniform random number in [0, 1) for backoff jitter.
 	Jitter float64
+	// Blocked is set when the failed target may not be sent to now: the
+	// failure just recorded opened its breaker or parked it, its account
+	// or its endpoint. A retry would wait for nothing, so Decide moves on.
+	Blocked bool
 }
 
 // Decision is exactly one action, with its wait and whether to park the
@@ -157,6 +162,12 @@ func Decide(in Input) Decision {
 	}
 
 	// Transient (and anything unexpected is treated as transient).
+	if in.Blocked {
+		return moveOn(in, b, Decision{Why: "target parked by this failure"})
+	}
+	if f.Silent {
+		return moveOn(in, b, Decision{Why: "target stayed silent: not waited on again"})
+	}
 	if f.ShouldRetry < 0 {
 		return moveOn(in, b, Decision{Why: "provider said x-should-retry: false"})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/detourhq/detour/classify"
 )
@@ -19,32 +20,65 @@ var ErrFailClosed = errors.New("request failed closed")
 // ErrCanceled means the caller cancelled the request.
 var ErrCanceled = errors.New("request cancelled")
 
-// Candidate is one target's last word in a failed request.
+// Candidate is what happened to one candidate of a request that got no
+// answer: its last failure, its skip, or why it was never reached.
 type Candidate struct {
 	// Target is the target's "provider/model".
 	Target string
-	// Status is the ledger status of its last attempt or skip.
+	// Status is the ledger status of its last attempt or skip; empty when
+	// it was never reached.
 	Status string
-	// Kind is the failure kind; empty for a skip.
+	// Kind is the failure kind; empty for a skip and for a candidate never
+	// reached.
 	Kind classify.Kind
-	// Reason is the full reason (the one-line reason plus the provider's
-	// message where it says more).
+	// Scope is the failure's scope; empty for a skip.
+	Scope classify.Scope
+	// Sends counts the sends it got in this request.
+	Sends int
+	// Reason is one line: the failure's reason (with the provider's
+	// message where it says more), the skip's, or why it was not reached.
 	Reason string
 }
 
+// Skipped reports whether the candidate got no send.
+func (c Candidate) Skipped() bool { return c.Sends == 0 }
+
+// Exhaustion says what left a request with no answer when every candidate
+// failed or was skipped; a gateway answers with its status.
+type Exhaustion string
+
+// The ways a route runs out of candidates.
+const (
+	// RateLimited: every candidate was rate limited, walled or parked for
+	// one of these (a gateway answers 429 with Retry-After).
+	RateLimited Exhaustion = "rate_limited"
+	// TimedOut: every candidate stayed silent until one of detour's limits
+	// (a gateway answers 504).
+	TimedOut Exhaustion = "timed_out"
+	// Unavailable: outages, or a mix (a gateway answers 503).
+	Unavailable Exhaustion = "unavailable"
+)
+
 // Error is the final error of a request that got no answer. It lists every
-// candidate's reason in chain order. errors.Is matches ErrAllFailed,
-// ErrFailClosed or ErrCanceled, and errors.As reaches the last failure's
-// provider error through Cause.
+// candidate in chain order with what happened to it. errors.Is matches
+// ErrAllFailed, ErrFailClosed or ErrCanceled, and errors.As reaches the
+// last failure's provider error through Cause.
 type Error struct {
 	Route     string
 	RequestID string
 	// Kind is the kind of the failure that ended the request.
 	Kind classify.Kind
-	// Candidates are in chain order; targets never reached are left out.
+	// Candidates are every candidate of the request, in chain order.
 	Candidates []Candidate
 	// Attempts counts sends that reached a provider.
 	Attempts int
+	// Exhaustion says what kind of failure left no candidate (for
+	// ErrAllFailed only).
+	Exhaustion Exhaustion
+	// RetryAt is the earliest time a candidate may be tried again, from
+	// the resets and waits the providers gave and the parks they caused;
+	// zero when none is known.
+	RetryAt time.Time
 	// Cause is the last attempt's error, for errors.As.
 	Cause error
 	// sentinel is one of ErrAllFailed, ErrFailClosed, ErrCanceled.
@@ -54,18 +88,30 @@ type Error struct {
 // Error returns a summary naming every candidate's reason, one per line.
 func (e *Error) Error() string {
 	var b strings.Builder
-	switch e.sentinel {
-	case ErrFailClosed:
-		fmt.Fprintf(&b, "route %q failed closed (%s) after %d attempt(s)", e.Route, e.Kind, e.Attempts)
-	case ErrCanceled:
-		fmt.Fprintf(&b, "route %q cancelled after %d attempt(s)", e.Route, e.Attempts)
-	default:
-		fmt.Fprintf(&b, "route %q: every candidate failed (%d attempt(s))", e.Route, e.Attempts)
-	}
+	b.WriteString(e.Headline())
 	for i, c := range e.Candidates {
 		fmt.Fprintf(&b, "\n  %d. %s: %s", i+1, c.Target, c.Reason)
 	}
 	return b.String()
+}
+
+// Headline is the first line of Error: what ended the request, without
+// the candidates.
+func (e *Error) Headline() string {
+	switch e.sentinel {
+	case ErrFailClosed:
+		return fmt.Sprintf("route %q failed closed (%s) after %d attempt(s)", e.Route, e.Kind, e.Attempts)
+	case ErrCanceled:
+		return fmt.Sprintf("route %q cancelled after %d attempt(s)", e.Route, e.Attempts)
+	}
+	what := "no candidate answered"
+	switch e.Exhaustion {
+	case RateLimited:
+		what = "every candidate is rate limited or out of quota"
+	case TimedOut:
+		what = "every candidate timed out"
+	}
+	return fmt.Sprintf("route %q: %s (%d candidate(s), %d attempt(s))", e.Route, what, len(e.Candidates), e.Attempts)
 }
 
 // Is reports whether target is the error's sentinel.

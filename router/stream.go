@@ -28,8 +28,9 @@ type StreamResult struct {
 }
 
 // ErrFirstTokenTimeout means a stream sent no output within the route's
-// FirstToken limit; the router moved on before any byte reached the caller.
-var ErrFirstTokenTimeout = fmt.Errorf("no first token in time: %w", context.DeadlineExceeded)
+// FirstToken limit; the router moved on before any byte reached the
+// caller. It is llm.ErrFirstTokenTimeout.
+var ErrFirstTokenTimeout = llm.ErrFirstTokenTimeout
 
 // streamWalk carries a stream request's outcome out of the walk.
 type streamWalk struct {
@@ -61,55 +62,48 @@ func committed(c llm.Chunk) bool {
 
 // openStream opens t's stream and reads up to its first output (all of it
 // when the route is Buffered). Until then a failure is an ordinary failed
-// attempt that may fail over.
-func (w *walk) openStream(ctx context.Context, cancel context.CancelFunc, t *Target, req *llm.Request) (*routedStream, error) {
-	var timedOut atomic.Bool
-	var timer *time.Timer
-	fired := make(chan struct{})
-	if ft := w.route.FirstToken; ft > 0 {
-		timer = time.AfterFunc(ft, func() { timedOut.Store(true); cancel(); close(fired) })
-	}
-	// stopTimer stops the limit, or waits until its func has run.
-	stopTimer := func() {
-		if timer != nil && !timer.Stop() {
-			<-fired
-		}
-	}
-	fail := func(err error) (*routedStream, error) {
-		stopTimer()
-		if timedOut.Load() {
-			err = fmt.Errorf("%w (limit %s; %v)", ErrFirstTokenTimeout, w.route.FirstToken, err)
-		}
-		return nil, err
-	}
-	inner, err := t.Client.Stream(ctx, req)
+// attempt that may fail over. The attempt runs under lim: the header,
+// first-token and deadline limits until the first output, then only the
+// idle limit (each gap, while buffering too) and max_duration.
+func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim limits) (*routedStream, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	wt := newWatch(cancel, lim, true)
+	inner, err := t.Client.Stream(llm.WithProgress(actx, wt), req)
 	if err != nil {
-		return fail(err)
+		wt.stop()
+		cancel(nil)
+		return nil, wt.explain(err)
 	}
-	s := &routedStream{w: w, t: t, inner: inner, cancel: cancel, idle: w.route.IdleTimeout}
+	wt.Headers()
+	_, _, idle := w.route.Timeouts()
+	s := &routedStream{w: w, t: t, inner: inner, cancel: cancel, watch: wt, idle: idle}
 	for {
-		c, err := inner.Next()
+		c, err := s.pull()
 		if err == io.EOF && len(s.pending) > 0 && w.route.Buffered {
 			break
 		}
 		if err != nil {
 			inner.Close()
+			wt.stop()
+			cancel(nil)
 			if err == io.EOF {
 				err = fmt.Errorf("stream ended with no output: %w", llm.ErrStreamTruncated)
 			}
-			return fail(err)
+			return nil, err
 		}
-		s.note(c)
 		s.pending = append(s.pending, c)
-		if committed(c) && !w.route.Buffered {
+		if committed(c) && !s.flowing {
+			if !s.flow() {
+				// A limit fired as the output arrived: the attempt's
+				// context is gone, and nothing reached the caller.
+				inner.Close()
+				cancel(nil)
+				return nil, wt.expired()
+			}
+		}
+		if s.flowing && !w.route.Buffered {
 			break
 		}
-	}
-	stopTimer()
-	if timedOut.Load() {
-		// The limit fired as output arrived: the attempt's context is gone.
-		inner.Close()
-		return fail(context.DeadlineExceeded)
 	}
 	if w.route.Buffered {
 		s.eof = true
@@ -124,24 +118,64 @@ type routedStream struct {
 	w       *walk
 	t       *Target
 	inner   llm.Stream
-	cancel  context.CancelFunc
+	cancel  context.CancelCauseFunc
+	watch   *watch
 	idle    time.Duration
 	attempt Attempt
-	permit  health.Permit
+	permits permits
 	start   time.Time
 
 	pending []llm.Chunk // chunks read ahead, served first
 	eof     bool        // inner already ended cleanly (buffered)
+	flowing bool        // output started: each gap is timed by idle
 	usage   llm.Usage
 
 	once sync.Once // guards the final record
 	err  error     // sticky final error
 
-	// idleTimer cancels the attempt when the target sends nothing for
-	// idle; made at the first Next that has to wait, re-armed by each
-	// such Next. stalled says it fired.
+	// idleTimer ends the attempt when the target sends nothing for idle
+	// once output started; made at the first read that has to wait,
+	// re-armed by each such read. stalled says it fired.
 	idleTimer *time.Timer
 	stalled   atomic.Bool
+}
+
+// flow marks the first output: from now on each gap is timed by idle. It
+// reports false when a limit fired first.
+func (s *routedStream) flow() bool {
+	s.flowing = s.watch.flowing()
+	return s.flowing
+}
+
+// pull reads the next chunk from the target, timing the gap once output
+// started, and explains an error a limit caused.
+func (s *routedStream) pull() (llm.Chunk, error) {
+	// A chunk the target already sent cannot stall: no timer for it.
+	armed := s.flowing && s.idle > 0 && !llm.Ready(s.inner)
+	if armed {
+		if s.idleTimer == nil {
+			s.idleTimer = time.AfterFunc(s.idle, func() {
+				s.stalled.Store(true)
+				s.cancel(&llm.LimitError{Err: llm.ErrStreamStalled, Limit: s.idle})
+			})
+		} else {
+			s.idleTimer.Reset(s.idle)
+		}
+	}
+	c, err := s.inner.Next()
+	if armed {
+		s.idleTimer.Stop()
+	}
+	if err != nil && err != io.EOF {
+		if s.stalled.Load() {
+			return c, &llm.LimitError{Err: llm.ErrStreamStalled, Limit: s.idle}
+		}
+		return c, s.watch.explain(err)
+	}
+	if err == nil {
+		s.note(c)
+	}
+	return c, err
 }
 
 func (s *routedStream) note(c llm.Chunk) {
@@ -162,21 +196,10 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 	}
 	if s.eof {
 		s.finish(nil)
+		s.err = io.EOF
 		return llm.Chunk{}, io.EOF
 	}
-	// A chunk the target already sent cannot stall: no timer for it.
-	armed := s.idle > 0 && !llm.Ready(s.inner)
-	if armed {
-		if s.idleTimer == nil {
-			s.idleTimer = time.AfterFunc(s.idle, func() { s.stalled.Store(true); s.cancel() })
-		} else {
-			s.idleTimer.Reset(s.idle)
-		}
-	}
-	c, err := s.inner.Next()
-	if armed && !s.idleTimer.Stop() && s.stalled.Load() && err != nil {
-		err = fmt.Errorf("%w (no chunk for %s; %v)", llm.ErrStreamStalled, s.idle, err)
-	}
+	c, err := s.pull()
 	if err == io.EOF {
 		s.finish(nil)
 		s.err = io.EOF
@@ -187,7 +210,6 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 		s.err = err
 		return llm.Chunk{}, err
 	}
-	s.note(c)
 	return c, nil
 }
 
@@ -203,7 +225,7 @@ func (s *routedStream) Ready() bool {
 func (s *routedStream) Close() error {
 	s.finish(context.Canceled)
 	err := s.inner.Close()
-	s.cancel()
+	s.cancel(nil)
 	return err
 }
 
@@ -211,22 +233,25 @@ func (s *routedStream) Close() error {
 // failure (after output started: never replayed, so the action is fail).
 func (s *routedStream) finish(err error) {
 	s.once.Do(func() {
+		s.watch.stop()
 		w, a := s.w, s.attempt
 		now := w.clk.Now()
 		a.Duration = now.Sub(s.start)
 		a.Usage, a.Cost = s.usage, s.t.Cost(s.usage)
 		out := health.Outcome{}
+		var scope classify.Scope
 		if err == nil {
 			a.Status, a.Action = "ok", policy.Return
 		} else {
 			f := classify.Classify(err, now)
 			if errors.Is(err, context.Canceled) && !errors.Is(err, llm.ErrStreamStalled) {
-				f.Kind, f.Status, f.Reason = classify.Canceled, "canceled", "caller closed the stream"
+				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller closed the stream"
 			}
 			a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, policy.Fail, f.Reason, &f
-			out = health.Outcome{Kind: f.Kind, Reason: f.Reason}
+			out = health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
+			scope = f.Scope
 		}
-		w.r.health().Done(s.t.ID(), s.permit, out, now)
+		w.done(s.t, s.permits, scope, out, now)
 		w.record(a)
 	})
 }

@@ -137,8 +137,8 @@ func TestStream_FirstTokenDeadlineMovesOn(t *testing.T) {
 		t.Fatalf("text %q err %v", text, err)
 	}
 	rows := h.rows()
-	if rows[0].Target != "p1/m" || rows[0].Status != "net_timeout" || rows[0].Kind != "transient" {
-		t.Fatalf("first record = %+v, want p1 net_timeout transient", rows[0])
+	if rows[0].Target != "p1/m" || rows[0].Status != "first_token_timeout" || rows[0].Kind != "transient" {
+		t.Fatalf("first record = %+v, want p1 first_token_timeout transient", rows[0])
 	}
 }
 

@@ -34,10 +34,37 @@ type Target struct {
 	Context int
 	// MaxOutput is the output cap in tokens; 0 means unknown.
 	MaxOutput int
+	// Account names the key the target is billed to: a failure of account
+	// scope (no credits, a rejected key) parks every target of the same
+	// Account. Empty means Provider.
+	Account string
+	// Endpoint names the host the target is served from ("host:port"): a
+	// failure of endpoint scope (refused, DNS, TLS) parks every target of
+	// the same Endpoint. Empty means the provider's own, apart from every
+	// other provider.
+	Endpoint string
 }
 
 // ID returns "provider/model", the target's address and health key.
 func (t *Target) ID() string { return t.Provider + "/" + t.Model }
+
+// AccountKey returns the health key of the target's account:
+// "account:" and Account (or Provider).
+func (t *Target) AccountKey() string {
+	if t.Account != "" {
+		return "account:" + t.Account
+	}
+	return "account:" + t.Provider
+}
+
+// EndpointKey returns the health key of the target's endpoint:
+// "endpoint:" and Endpoint (or "provider:" and Provider).
+func (t *Target) EndpointKey() string {
+	if t.Endpoint != "" {
+		return "endpoint:" + t.Endpoint
+	}
+	return "endpoint:provider:" + t.Provider
+}
 
 // ModelFamily returns Family, or Model when Family is empty.
 func (t *Target) ModelFamily() string {
@@ -65,17 +92,68 @@ type Route struct {
 	// NoFallback forbids moving to another model family; failover to the same
 	// family elsewhere stays allowed.
 	NoFallback bool
-	// FirstToken is how long a stream may take to produce its first output
-	// before the router gives up on that target and moves on (nothing has
-	// reached the caller yet). Zero means only the budget's deadline.
+	// HeaderTimeout bounds the wait for an attempt's response headers,
+	// streamed or not (a non-streamed answer's headers come with the whole
+	// answer, so it bounds that too). Zero means DefaultHeaderTimeout;
+	// negative means none.
+	HeaderTimeout time.Duration
+	// FirstToken bounds the wait for a stream's first output, from the
+	// send; the router moves on before any byte reached the caller. Zero
+	// means DefaultFirstToken; negative means none.
 	FirstToken time.Duration
-	// IdleTimeout ends a stream that sends no chunk for this long, with
-	// llm.ErrStreamStalled. Zero means no idle limit.
+	// IdleTimeout ends a stream that sends no chunk for this long once its
+	// output started (while buffering, too), and a non-streamed body that
+	// stops arriving. Zero means DefaultIdleTimeout; negative means none.
 	IdleTimeout time.Duration
+	// MaxDuration, when above zero, is the longest one answer may take
+	// from its send, output included: detour's own limit, never recorded
+	// as the target's failure. Zero or negative means none: once output
+	// flows, only IdleTimeout ends a healthy answer.
+	MaxDuration time.Duration
 	// Buffered holds each stream until it is complete before handing it to
 	// the caller, so a cut or stall mid-answer still fails over invisibly
 	// (first-token time is traded for completeness).
 	Buffered bool
+}
+
+// The defaults of a Route's timeouts. The route's deadline (Budget) bounds
+// the time until an answer starts; these bound each attempt's phases.
+const (
+	// DefaultHeaderTimeout: a stream's headers come as soon as the
+	// provider accepts the request (well under a second), but self-hosted
+	// servers send them with the first token, after loading the model,
+	// and a non-streamed call's come with its whole answer (about 1000
+	// tokens at 40 tokens a second is 25 s). 30 s lets those through and
+	// still leaves an interactive deadline (60 s, 10 s reserve) room for
+	// the next candidate.
+	DefaultHeaderTimeout = 30 * time.Second
+	// DefaultFirstToken: reasoning models think before their first visible
+	// token, often 10 to 40 s; 45 s lets them and, with the interactive
+	// budget, still leaves the reserve for the next candidate (the attempt
+	// never runs past the deadline less the reserve anyway).
+	DefaultFirstToken = 45 * time.Second
+	// DefaultIdleTimeout: once an answer flows, chunks come every few
+	// hundred milliseconds; providers that pause send keep-alive pings
+	// every 15 s or so. 30 s of silence mid-answer is a stall.
+	DefaultIdleTimeout = 30 * time.Second
+)
+
+// limit returns d, or def when d is zero; a negative d means none (0).
+func limit(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// Timeouts returns the route's HeaderTimeout, FirstToken and IdleTimeout
+// with their defaults applied; 0 means no limit.
+func (r *Route) Timeouts() (header, firstToken, idle time.Duration) {
+	return limit(r.HeaderTimeout, DefaultHeaderTimeout), limit(r.FirstToken, DefaultFirstToken),
+		limit(r.IdleTimeout, DefaultIdleTimeout)
 }
 
 // Candidate returns the index in r's chain of the target that start

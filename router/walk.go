@@ -2,8 +2,8 @@ package router
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/detourhq/detour/classify"
@@ -30,9 +30,16 @@ type walk struct {
 	hop         int
 	unknownHops int
 	spentExtra  float64
-	tried       map[string]bool      // providers that got a send
-	last        map[string]Candidate // each target's last word, by ID
+	tried       map[string]bool                // targets that had their turn, by ID
+	down        map[string]string              // account and endpoint keys a failure reached in this request: its reason
+	last        map[string]Candidate           // each target's last word, by ID
+	sendsTo     map[string]int                 // sends to each target, by ID
+	parked      map[string]*health.ParkedError // the park that skipped each target, by ID
 	lastErr     error
+	// stopWhy says why the walk ended before reaching every candidate.
+	stopWhy string
+	// retryAt is the earliest reset or wait a failure named.
+	retryAt time.Time
 	// chainDone is set when policy queued after a failure: no candidate
 	// is left to try before the earliest reset.
 	chainDone bool
@@ -45,7 +52,6 @@ type walk struct {
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 	w.req = req
-	w.tried = make(map[string]bool)
 	for i := 0; i < len(w.cands); i++ {
 		t := w.cands[i]
 		if ctx.Err() != nil {
@@ -71,7 +77,8 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 					return nil, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
 				}
 				w.earliest = time.Time{}
-				w.tried = make(map[string]bool)
+				clear(w.tried)
+				clear(w.down)
 				i = -1
 			}
 		}
@@ -81,7 +88,7 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 
 // admit decides whether t may be sent to now, recording a skip when not.
 // retry is true for a second send to the same target.
-func (w *walk) admit(t *Target, retry bool) (health.Permit, bool) {
+func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	id := t.ID()
 	switch {
 	case t.Client == nil:
@@ -90,60 +97,96 @@ func (w *walk) admit(t *Target, retry bool) (health.Permit, bool) {
 			reason = "no key: " + t.KeyEnv + " is not set"
 		}
 		w.skip(t, "skipped_no_key", reason)
-		return health.Permit{}, true
-	case w.tried[t.Provider] && !retry:
-		w.skip(t, "skipped_tried", "provider "+t.Provider+" already tried in this request")
-		return health.Permit{}, true
+		return permits{}, true
+	case w.tried[id] && !retry:
+		w.skip(t, "skipped_tried", "already had its turn in this request")
+		return permits{}, true
+	case w.down[t.AccountKey()] != "" && !retry:
+		w.skip(t, "skipped_account", classify.OneLine("account "+strings.TrimPrefix(t.AccountKey(), "account:")+
+			" failed in this request: "+w.down[t.AccountKey()]))
+		return permits{}, true
+	case w.down[t.EndpointKey()] != "" && !retry:
+		w.skip(t, "skipped_endpoint", classify.OneLine("endpoint "+endpointName(t)+
+			" failed in this request: "+w.down[t.EndpointKey()]))
+		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
 		u := estimate(w.req, t)
 		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
 			w.skip(t, "skipped_cost", fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost))
-			return health.Permit{}, true
+			return permits{}, true
 		}
 	}
-	permit, err := w.r.health().Allow(id, w.clk.Now())
-	var parked *health.ParkedError
-	if errors.As(err, &parked) {
+	p, parked, err := w.allow(t, w.clk.Now())
+	if parked != nil {
 		if w.earliest.IsZero() || parked.Until.Before(w.earliest) {
 			w.earliest = parked.Until
 		}
-		reason := fmt.Sprintf("parked until %s", parked.Until.UTC().Format("15:04:05"))
-		if parked.Reason != "" {
-			reason += " (" + parked.Reason + ")"
-		}
-		w.skip(t, "skipped_parked", classify.OneLine(reason))
-		return health.Permit{}, true
+		w.skipParked(t, parked)
+		return permits{}, true
 	}
-	return permit, false
+	if err != nil {
+		// A health store that cannot answer must not stop traffic.
+		return permits{}, false
+	}
+	return p, false
+}
+
+// skipParked records the skip of t refused by its own, its account's or
+// its endpoint's park.
+func (w *walk) skipParked(t *Target, parked *health.ParkedError) {
+	what := ""
+	switch parked.Key {
+	case t.AccountKey():
+		what = "account " + strings.TrimPrefix(parked.Key, "account:") + " "
+	case t.EndpointKey():
+		what = "endpoint " + endpointName(t) + " "
+	}
+	reason := what + "parked until " + parked.Until.UTC().Format("15:04:05")
+	if parked.State == health.HalfOpen {
+		reason = what + "probe in flight"
+	}
+	if parked.Reason != "" {
+		reason += " (" + parked.Reason + ")"
+	}
+	w.skip(t, "skipped_parked", classify.OneLine(reason))
+	w.parked[t.ID()] = parked
+	if parked.Until.After(w.clk.Now()) && (w.retryAt.IsZero() || parked.Until.Before(w.retryAt)) {
+		w.retryAt = parked.Until
+	}
+}
+
+// endpointName is t's endpoint for messages: its host, or its provider.
+func endpointName(t *Target) string {
+	if t.Endpoint != "" {
+		return t.Endpoint
+	}
+	return "of provider " + t.Provider
 }
 
 // try sends to t until it answers or policy moves on. stop ends the walk.
-func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit, req *llm.Request) (*Result, bool, error) {
-	w.tried[t.Provider] = true
+func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.Request) (*Result, bool, error) {
+	w.tried[t.ID()] = true
 	treq := req.Clone()
 	treq.Model = t.Model
 	for n := 1; ; n++ {
 		if n > 1 {
 			// A permit covers one send: the target may have opened since.
-			p, skip := w.admit(t, true)
+			np, skip := w.admit(t, true)
 			if skip {
 				return nil, false, nil
 			}
-			permit = p
+			p = np
 		}
 		w.sends++
+		w.sendsTo[t.ID()]++
 		start := w.clk.Now()
-		actx, cancel := w.attemptContext(ctx, start)
 		var resp *llm.Response
 		var st *routedStream
 		var err error
 		if w.stream != nil {
-			st, err = w.openStream(actx, cancel, t, treq)
+			st, err = w.openStream(ctx, t, treq, w.limits(idx, start, true))
 		} else {
-			resp, err = t.Client.Complete(actx, treq)
-		}
-		if st == nil {
-			cancel()
+			resp, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
 		}
 		now := w.clk.Now()
 		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Duration: now.Sub(start)}
@@ -152,12 +195,12 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first}
 			if st != nil {
 				// The stream's record is written when it ends.
-				st.attempt, st.permit, st.start = a, permit, start
+				st.attempt, st.permits, st.start = a, p, start
 				w.stream.Result, w.stream.Stream = res, st
 				res.Attempts = w.attempts
 				return res, true, nil
 			}
-			w.r.health().Done(t.ID(), permit, health.Outcome{}, now)
+			w.done(t, p, "", health.Outcome{}, now)
 			a.Status, a.Action, a.Usage = "ok", policy.Return, resp.Usage
 			a.Cost = t.Cost(resp.Usage)
 			w.record(a)
@@ -169,36 +212,48 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 		}
 		f := classify.Classify(err, now)
 		if ctx.Err() != nil {
-			f.Kind, f.Status, f.Reason = classify.Canceled, "canceled", "caller cancelled"
+			f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller cancelled"
 		}
 		w.lastErr = err
-		next := w.next(idx, t, treq)
-		earliest := w.earliest
-		if !f.Until.IsZero() && (earliest.IsZero() || f.Until.Before(earliest)) {
-			earliest = f.Until
+		if f.Scope == classify.ScopeAccount || f.Scope == classify.ScopeEndpoint {
+			w.down[scopeKey(t, f.Scope)] = f.Reason
 		}
-		d := policy.Decide(policy.Input{
+		in := policy.Input{
 			Failure: f, Phase: policy.PhaseSent, Budget: w.budget,
 			Now: now, Started: w.started,
 			Attempts: w.sends, TargetAttempts: n, UnknownHops: w.unknownHops,
 			FailClosed: w.route.FailClosed, NoFallback: w.route.NoFallback,
-			SpentExtra: w.spentExtra, Next: next, EarliestReset: earliest,
+			SpentExtra: w.spentExtra, Next: w.next(idx, t, treq), EarliestReset: w.earliest,
 			Jitter: w.r.jitter(),
-		})
-		out := health.Outcome{Kind: f.Kind, Reason: f.Reason}
+		}
+		if !f.Until.IsZero() && (in.EarliestReset.IsZero() || f.Until.Before(in.EarliestReset)) {
+			in.EarliestReset = f.Until
+		}
+		d := policy.Decide(in)
+		out := health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
 		if d.Park || f.Kind == classify.Wall {
 			out.Until = d.ParkUntil
 			if out.Until.IsZero() {
 				out.Until = f.Until
 			}
 		}
-		w.r.health().Done(t.ID(), permit, out, now)
-		if !out.Until.IsZero() && (w.earliest.IsZero() || out.Until.Before(w.earliest)) {
-			w.earliest = out.Until
+		w.done(t, p, f.Scope, out, now)
+		if d.Action == policy.Retry && w.blocked(t, now) {
+			// No wait without a send: this failure parked the target (a
+			// failed probe, a breaker that tripped), so move on now.
+			in.Blocked = true
+			d = policy.Decide(in)
+		}
+		if e := w.r.health().Get(scopeKey(t, f.Scope), now); e.State == health.Open && e.Until.After(now) &&
+			(w.earliest.IsZero() || e.Until.Before(w.earliest)) {
+			w.earliest = e.Until
+		}
+		if u := f.Until; u.After(now) && (w.retryAt.IsZero() || u.Before(w.retryAt)) {
+			w.retryAt = u
 		}
 		a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, d.Action, f.Reason, &f
 		a.Wait = d.Wait
-		w.last[t.ID()] = Candidate{Target: t.ID(), Status: f.Status, Kind: f.Kind, Reason: fullReason(f)}
+		w.last[t.ID()] = Candidate{Target: t.ID(), Status: f.Status, Kind: f.Kind, Scope: f.Scope, Reason: fullReason(f)}
 		w.spentExtra += a.Cost
 		w.record(a)
 		switch d.Action {
@@ -218,9 +273,10 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 		case policy.Queue:
 			// The walk waits at the end of the chain (run), where a
 			// chain of parked candidates queues too.
-			w.earliest, w.chainDone = earliest, true
+			w.earliest, w.chainDone = in.EarliestReset, true
 			return nil, false, nil
 		default:
+			w.stopWhy = d.Why
 			sentinel := ErrAllFailed
 			switch {
 			case f.Kind == classify.Canceled:
@@ -231,6 +287,42 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, permit health.Permit
 			return nil, true, w.fail(f.Kind, sentinel, err)
 		}
 	}
+}
+
+// limits are the time limits of an attempt to cands[idx] sent at now:
+// the route's, and what the deadline leaves it, less the reserve while
+// another candidate could follow.
+func (w *walk) limits(idx int, now time.Time, stream bool) limits {
+	header, firstToken, idle := w.route.Timeouts()
+	room := w.started.Add(w.budget.Deadline).Sub(now)
+	if w.followed(idx) && room-w.budget.Reserve > 0 {
+		room -= w.budget.Reserve
+	}
+	l := limits{header: header, room: max(room, time.Nanosecond), idle: idle, maxDuration: max(w.route.MaxDuration, 0)}
+	if stream {
+		l.firstToken = firstToken
+	}
+	return l
+}
+
+// followed reports whether a candidate with a key comes after idx.
+func (w *walk) followed(idx int) bool {
+	for _, t := range w.cands[idx+1:] {
+		if t.Client != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// complete sends one non-streamed attempt under its limits.
+func (w *walk) complete(ctx context.Context, t *Target, req *llm.Request, lim limits) (*llm.Response, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wt := newWatch(cancel, lim, false)
+	resp, err := t.Client.Complete(llm.WithProgress(actx, wt), req)
+	wt.stop()
+	return resp, wt.explain(err)
 }
 
 // estimate is the usage req would bill at t, for the extra-cost ceiling:
@@ -254,20 +346,15 @@ func estimate(req *llm.Request, t *Target) llm.Usage {
 	return llm.Usage{InputTokens: chars/4 + 1, OutputTokens: out}
 }
 
-// attemptContext bounds one send by what is left of the deadline. The cancel
-// func passes to the stream when a stream is handed to the caller.
-func (w *walk) attemptContext(ctx context.Context, now time.Time) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, w.started.Add(w.budget.Deadline).Sub(now))
-}
-
-// next describes the first candidate after idx that could be sent to now.
+// next describes the first candidate after idx that could be sent to now:
+// it has a key, had no turn yet, and neither it, its account nor its
+// endpoint is parked or reached by a failure of this request. Another
+// model of the failed target's provider stays eligible.
 func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 	now := w.clk.Now()
 	for _, t := range w.cands[idx+1:] {
-		if t.Client == nil || t.Provider == failed.Provider || w.tried[t.Provider] {
-			continue
-		}
-		if st, _ := w.r.health().State(t.ID(), now); st == health.Open {
+		if t.Client == nil || w.tried[t.ID()] || w.down[t.AccountKey()] != "" || w.down[t.EndpointKey()] != "" ||
+			w.blocked(t, now) {
 			continue
 		}
 		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
@@ -335,22 +422,83 @@ func (w *walk) lastKind() classify.Kind {
 	return ""
 }
 
-// fail builds the final error, listing every reached candidate in order.
+// fail builds the final error, listing every candidate in chain order:
+// its last failure, its skip, or why it was never reached.
 func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
-	e := &Error{Route: w.route.Name, RequestID: w.id, Kind: kind, Attempts: w.sends, Cause: cause, sentinel: sentinel}
+	e := &Error{Route: w.route.Name, RequestID: w.id, Kind: kind, Attempts: w.sends, Cause: cause, sentinel: sentinel,
+		Candidates: make([]Candidate, 0, len(w.cands))}
 	for _, t := range w.cands {
-		if c, ok := w.last[t.ID()]; ok {
-			e.Candidates = append(e.Candidates, c)
+		c, ok := w.last[t.ID()]
+		if !ok {
+			why := w.stopWhy
+			if why == "" {
+				why = "the request ended first"
+			}
+			c = Candidate{Target: t.ID(), Reason: classify.OneLine("not tried: " + why)}
+		}
+		c.Sends = w.sendsTo[t.ID()]
+		e.Candidates = append(e.Candidates, c)
+	}
+	if sentinel == ErrAllFailed {
+		e.Exhaustion = w.exhaustion(e.Candidates)
+		if !w.retryAt.IsZero() && w.retryAt.After(w.clk.Now()) {
+			e.RetryAt = w.retryAt
 		}
 	}
 	return e
 }
 
-// fullReason is the reason plus the provider's message where it says more,
-// for the final error summary.
-func fullReason(f classify.Failure) string {
-	if f.Detail != "" && f.Detail != f.Reason {
-		return f.Reason + " — " + f.Detail
+// exhaustion says what kind of failure every candidate met: rate limits
+// and walls (parks for them included), timeouts, or anything else. Skips
+// that say nothing of the provider (no key, the cost ceiling, not reached)
+// do not count.
+func (w *walk) exhaustion(cands []Candidate) Exhaustion {
+	rated, timed, n := 0, 0, 0
+	for _, c := range cands {
+		status, kind := c.Status, c.Kind
+		if p := w.parked[c.Target]; p != nil && status == "skipped_parked" {
+			status, kind = p.Status, p.Kind
+		} else if c.Sends == 0 {
+			continue
+		}
+		n++
+		switch {
+		case kind == classify.Wall || status == "http_429":
+			rated++
+		case timeoutStatus(status):
+			timed++
+		}
 	}
-	return f.Reason
+	switch {
+	case n > 0 && rated == n:
+		return RateLimited
+	case n > 0 && timed == n:
+		return TimedOut
+	}
+	return Unavailable
+}
+
+// timeoutStatus reports a ledger status of a target that stayed silent.
+func timeoutStatus(s string) bool {
+	switch s {
+	case classify.StatusHeaderTimeout, classify.StatusFirstToken, classify.StatusIdle, classify.StatusDeadline,
+		classify.StatusTimeout:
+		return true
+	}
+	return false
+}
+
+// fullReason is the reason plus the provider's message where it says
+// more, each said once, for the final error summary.
+func fullReason(f classify.Failure) string {
+	d := strings.TrimSpace(f.Detail)
+	if d == "" || d == f.Reason {
+		return f.Reason
+	}
+	low := strings.ToLower(f.Reason)
+	core := strings.ToLower(strings.TrimRight(d, ". "))
+	if strings.Contains(low, core) {
+		return f.Reason
+	}
+	return f.Reason + " — " + d
 }

@@ -1,0 +1,211 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/detourhq/detour/llm"
+)
+
+// limits are one attempt's time limits, each measured from the send; 0
+// means none.
+type limits struct {
+	// header bounds the wait for the response headers.
+	header time.Duration
+	// firstToken bounds the wait for a stream's first output.
+	firstToken time.Duration
+	// room is what the request's deadline leaves this attempt before its
+	// answer starts: the time left, less the reserve while candidates
+	// remain after it.
+	room time.Duration
+	// idle bounds each gap in a non-streamed body once headers are in (a
+	// stream's gaps are timed by routedStream).
+	idle time.Duration
+	// maxDuration bounds the whole attempt, output included.
+	maxDuration time.Duration
+}
+
+// The phases of an attempt, as its watch times them.
+const (
+	phaseSent    = iota // waiting for the response headers
+	phaseHeaders        // a stream's headers are in: waiting for output
+	phaseFlowing        // the answer started: only idle and max_duration
+)
+
+// watch times one attempt's phases with one timer, and ends the attempt
+// with an *llm.LimitError cause when a limit expires. It is the
+// llm.Progress of the attempt's context: the client reports the headers
+// and the body's reads. Safe for concurrent use.
+type watch struct {
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+	lim    limits
+	stream bool
+	sent   time.Time // monotonic time of the send
+	phase  int
+	bodyAt time.Duration // since the send: the last read of a non-streamed body
+	timer  *time.Timer
+	at     time.Duration   // since the send: when the armed limit expires
+	next   *llm.LimitError // the cause the armed timer ends the attempt with
+	fired  *llm.LimitError // the cause it did end it with
+	done   bool
+}
+
+// newWatch starts timing an attempt sent now, whose context's cancel is
+// cancel, and arms its first limit.
+func newWatch(cancel context.CancelCauseFunc, lim limits, stream bool) *watch {
+	w := &watch{cancel: cancel, lim: lim, stream: stream, sent: time.Now()}
+	w.mu.Lock()
+	w.armLocked()
+	w.mu.Unlock()
+	return w
+}
+
+// armLocked sets the timer to the nearest limit of the current phase, or
+// stops it when the phase has none.
+func (w *watch) armLocked() {
+	var cause *llm.LimitError
+	consider := func(d time.Duration, err error, from time.Duration) {
+		if d <= 0 {
+			return
+		}
+		if end := from + d; cause == nil || end < w.at {
+			w.at, cause = end, &llm.LimitError{Err: err, Limit: d}
+		}
+	}
+	switch w.phase {
+	case phaseSent:
+		consider(w.lim.header, llm.ErrHeaderTimeout, 0)
+		if w.stream {
+			consider(w.lim.firstToken, llm.ErrFirstTokenTimeout, 0)
+		}
+		consider(w.lim.room, llm.ErrDeadline, 0)
+	case phaseHeaders:
+		consider(w.lim.firstToken, llm.ErrFirstTokenTimeout, 0)
+		consider(w.lim.room, llm.ErrDeadline, 0)
+	case phaseFlowing:
+		if !w.stream {
+			consider(w.lim.idle, llm.ErrStreamStalled, w.bodyAt)
+		}
+	}
+	consider(w.lim.maxDuration, llm.ErrMaxDuration, 0)
+	w.next = cause
+	if cause == nil {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		return
+	}
+	d := max(w.at-time.Since(w.sent), 0)
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.expire)
+	} else {
+		w.timer.Reset(d)
+	}
+}
+
+// expire ends the attempt with the armed limit's cause.
+func (w *watch) expire() {
+	w.mu.Lock()
+	if w.done || w.fired != nil || w.next == nil {
+		w.mu.Unlock()
+		return
+	}
+	// The limit was moved while this call waited for the lock.
+	if left := w.at - time.Since(w.sent); left > 0 {
+		w.timer.Reset(left)
+		w.mu.Unlock()
+		return
+	}
+	w.fired = w.next
+	w.mu.Unlock()
+	w.cancel(w.fired)
+}
+
+// Headers implements llm.Progress: a stream now waits for its first
+// output; a non-streamed answer has started.
+func (w *watch) Headers() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || w.fired != nil || w.phase != phaseSent {
+		return
+	}
+	if w.stream {
+		w.phase = phaseHeaders
+	} else {
+		w.phase = phaseFlowing
+		w.bodyAt = time.Since(w.sent)
+	}
+	w.armLocked()
+}
+
+// Body implements llm.Progress: bytes of a non-streamed body arrived, so
+// its idle limit starts again.
+func (w *watch) Body() {
+	if w.lim.idle <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || w.fired != nil || w.phase != phaseFlowing || w.stream {
+		return
+	}
+	w.bodyAt = time.Since(w.sent)
+	w.armLocked()
+}
+
+// flowing marks a stream's first output: from now on only max_duration is
+// timed here (routedStream times each gap). It reports false when a limit
+// fired first: the output came too late, and the attempt is already over.
+func (w *watch) flowing() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fired != nil {
+		return false
+	}
+	if w.done || w.phase == phaseFlowing {
+		return true
+	}
+	w.phase = phaseFlowing
+	w.armLocked()
+	return true
+}
+
+// expired returns the limit that ended the attempt, or nil.
+func (w *watch) expired() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fired == nil {
+		return nil
+	}
+	return w.fired
+}
+
+// stop ends the timing; a limit that already fired stays reported.
+func (w *watch) stop() {
+	w.mu.Lock()
+	w.done = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.mu.Unlock()
+}
+
+// explain returns err, or the limit that ended the attempt when one did:
+// the client then saw only its context end. A provider's own answer (an
+// *llm.ProviderError) that beat the limit is kept.
+func (w *watch) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	w.mu.Lock()
+	fired := w.fired
+	w.mu.Unlock()
+	var pe *llm.ProviderError
+	if fired == nil || errors.As(err, &pe) {
+		return err
+	}
+	return fired
+}

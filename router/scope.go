@@ -1,0 +1,105 @@
+package router
+
+import (
+	"errors"
+	"time"
+
+	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/health"
+)
+
+// A target's health lives under three keys: its own ("provider/model"),
+// its account's (every target billed to the same key) and its endpoint's
+// (every target on the same host). A failure counts under the key its
+// scope names; a success closes all three.
+
+// permits are the leave to send one attempt to a target: one per key.
+type permits struct {
+	target, account, endpoint health.Permit
+}
+
+// allow asks the breaker for all three keys of t, endpoint and account
+// first. A refusal of any is returned as its *health.ParkedError, and the
+// permits already granted (a probe among them) are handed back.
+func (w *walk) allow(t *Target, now time.Time) (permits, *health.ParkedError, error) {
+	hb := w.r.health()
+	var p permits
+	var err error
+	if p.endpoint, err = hb.Allow(t.EndpointKey(), now); err == nil {
+		if p.account, err = hb.Allow(t.AccountKey(), now); err == nil {
+			if p.target, err = hb.Allow(t.ID(), now); err == nil {
+				return p, nil, nil
+			}
+		}
+	}
+	w.release(t, p, now)
+	var parked *health.ParkedError
+	if errors.As(err, &parked) {
+		return permits{}, parked, nil
+	}
+	return permits{}, nil, err
+}
+
+// released is the outcome that hands a permit back without a verdict: it
+// frees a probe slot and counts nothing.
+var released = health.Outcome{Kind: classify.Canceled}
+
+// release hands back the permits of an attempt that was not sent.
+func (w *walk) release(t *Target, p permits, now time.Time) {
+	hb := w.r.health()
+	if p.endpoint.Key != "" {
+		hb.Done(t.EndpointKey(), p.endpoint, released, now)
+	}
+	if p.account.Key != "" {
+		hb.Done(t.AccountKey(), p.account, released, now)
+	}
+	if p.target.Key != "" {
+		hb.Done(t.ID(), p.target, released, now)
+	}
+}
+
+// done reports one attempt's outcome under the key its scope names, and
+// hands the other permits back; a success (zero Outcome) closes all three.
+func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome, now time.Time) {
+	hb := w.r.health()
+	if o.Kind == "" {
+		hb.Done(t.EndpointKey(), p.endpoint, o, now)
+		hb.Done(t.AccountKey(), p.account, o, now)
+		hb.Done(t.ID(), p.target, o, now)
+		return
+	}
+	e, a, tg := released, released, o
+	switch scope {
+	case classify.ScopeEndpoint:
+		e, tg = o, released
+	case classify.ScopeAccount:
+		a, tg = o, released
+	}
+	hb.Done(t.EndpointKey(), p.endpoint, e, now)
+	hb.Done(t.AccountKey(), p.account, a, now)
+	hb.Done(t.ID(), p.target, tg, now)
+}
+
+// scopeKey is the health key a failure of scope s counts under for t.
+func scopeKey(t *Target, s classify.Scope) string {
+	switch s {
+	case classify.ScopeEndpoint:
+		return t.EndpointKey()
+	case classify.ScopeAccount:
+		return t.AccountKey()
+	}
+	return t.ID()
+}
+
+// blocked reports whether Allow would refuse t at now: its own key, its
+// account's or its endpoint's is open (parked, or a probe failed) or
+// half-open with another caller's probe out.
+func (w *walk) blocked(t *Target, now time.Time) bool {
+	hb := w.r.health()
+	for _, k := range [...]string{t.ID(), t.AccountKey(), t.EndpointKey()} {
+		if e := hb.Get(k, now); e.State == health.Open || e.State == health.HalfOpen && !e.ProbeUntil.IsZero() {
+			return true
+		}
+	}
+	return false
+}
