@@ -20,6 +20,17 @@ const (
 	StatusSkippedParked = "skipped_parked"
 	// StatusSkippedNoKey is a target whose provider has no key set.
 	StatusSkippedNoKey = "skipped_no_key"
+	// StatusSkippedTried is a target listed again after its turn in the
+	// same request.
+	StatusSkippedTried = "skipped_tried"
+	// StatusSkippedAccount is a target whose account (the provider's key)
+	// met a failure of account scope earlier in the same request.
+	StatusSkippedAccount = "skipped_account"
+	// StatusSkippedEndpoint is a target whose endpoint (its host) met a
+	// failure of endpoint scope earlier in the same request.
+	StatusSkippedEndpoint = "skipped_endpoint"
+	// StatusSkippedCost is a target over the request's extra-cost ceiling.
+	StatusSkippedCost = "skipped_cost"
 )
 
 // Record is one attempt: one exchange with one target, or one target
@@ -51,6 +62,10 @@ type Record struct {
 	// Kind is the failure kind, a classify.Kind word ("transient", "wall",
 	// ...); empty on success and on skips.
 	Kind string `json:"kind"`
+	// Scope is how far the failure reaches, a classify.Scope word
+	// ("attempt", "target", "account", "endpoint"): what it parked and
+	// skipped; omitted on success and on skips.
+	Scope string `json:"scope,omitempty"`
 	// Action is what the router did after this attempt: "return", "retry",
 	// "failover", "fallback", "queue", "degrade", "static", "fail".
 	Action string `json:"action"`

@@ -14,7 +14,7 @@ import (
 // keys (DESIGN.md rules 7 and 12).
 var allowedFields = []string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt",
-	"failover", "status", "kind", "action", "tokens_in", "tokens_out",
+	"failover", "status", "kind", "scope", "action", "tokens_in", "tokens_out",
 	"seconds", "wait_seconds", "retry_after_s", "cost", "reason",
 }
 

@@ -96,23 +96,23 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		if t.KeyEnv != "" {
 			reason = "no key: " + t.KeyEnv + " is not set"
 		}
-		w.skip(t, "skipped_no_key", reason)
+		w.skip(t, ledger.StatusSkippedNoKey, reason)
 		return permits{}, true
 	case w.tried[id] && !retry:
-		w.skip(t, "skipped_tried", "already had its turn in this request")
+		w.skip(t, ledger.StatusSkippedTried, "already had its turn in this request")
 		return permits{}, true
 	case w.down[t.AccountKey()] != "" && !retry:
-		w.skip(t, "skipped_account", classify.OneLine("account "+strings.TrimPrefix(t.AccountKey(), "account:")+
+		w.skip(t, ledger.StatusSkippedAccount, classify.OneLine("account "+strings.TrimPrefix(t.AccountKey(), "account:")+
 			" failed in this request: "+w.down[t.AccountKey()]))
 		return permits{}, true
 	case w.down[t.EndpointKey()] != "" && !retry:
-		w.skip(t, "skipped_endpoint", classify.OneLine("endpoint "+endpointName(t)+
+		w.skip(t, ledger.StatusSkippedEndpoint, classify.OneLine("endpoint "+endpointName(t)+
 			" failed in this request: "+w.down[t.EndpointKey()]))
 		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
 		u := estimate(w.req, t)
 		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
-			w.skip(t, "skipped_cost", fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost))
+			w.skip(t, ledger.StatusSkippedCost, fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost))
 			return permits{}, true
 		}
 	}
@@ -148,7 +148,7 @@ func (w *walk) skipParked(t *Target, parked *health.ParkedError) {
 	if parked.Reason != "" {
 		reason += " (" + parked.Reason + ")"
 	}
-	w.skip(t, "skipped_parked", classify.OneLine(reason))
+	w.skip(t, ledger.StatusSkippedParked, classify.OneLine(reason))
 	w.parked[t.ID()] = parked
 	if parked.Until.After(w.clk.Now()) && (w.retryAt.IsZero() || parked.Until.Before(w.retryAt)) {
 		w.retryAt = parked.Until
@@ -400,8 +400,11 @@ func (w *walk) record(a Attempt) {
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
 		Cost: a.Cost, Reason: a.Reason,
 	}
-	if a.Failure != nil && a.Failure.RetryAfter > 0 {
-		rec.RetryAfterS = a.Failure.RetryAfter.Seconds()
+	if a.Failure != nil {
+		rec.Scope = string(a.Failure.Scope)
+		if a.Failure.RetryAfter > 0 {
+			rec.RetryAfterS = a.Failure.RetryAfter.Seconds()
+		}
 	}
 	if w.r.Ledger != nil {
 		// A ledger that cannot be written must not turn an answer into a
@@ -456,7 +459,7 @@ func (w *walk) exhaustion(cands []Candidate) Exhaustion {
 	rated, timed, n := 0, 0, 0
 	for _, c := range cands {
 		status, kind := c.Status, c.Kind
-		if p := w.parked[c.Target]; p != nil && status == "skipped_parked" {
+		if p := w.parked[c.Target]; p != nil && status == ledger.StatusSkippedParked {
 			status, kind = p.Status, p.Kind
 		} else if c.Sends == 0 {
 			continue
