@@ -105,3 +105,9 @@ func (h *harness) rows() []row {
 	}
 	return out
 }
+
+// newLedger starts a fresh ledger, so that rows shows only what follows.
+func (h *harness) newLedger() {
+	h.ledger = &ledger.Memory{}
+	h.router.Ledger = h.ledger
+}

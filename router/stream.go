@@ -91,6 +91,15 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			}
 			return nil, err
 		}
+		if c.FinishReason == llm.FinishContentFilter && (w.route.Buffered || !s.flowing) {
+			// A refusal before anything reached the caller is a policy
+			// failure, as the same answer unstreamed is: it fails
+			// closed and is never routed around.
+			inner.Close()
+			wt.stop()
+			cancel(nil)
+			return nil, refusal()
+		}
 		s.pending = append(s.pending, c)
 		if committed(c) && !s.flowing {
 			if !s.flow() {
@@ -109,6 +118,14 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 		s.eof = true
 	}
 	return s, nil
+}
+
+// refusal is the error of a stream that ended in a content-filter refusal
+// before its output reached the caller, read by classify as a policy
+// failure like the same refusal in a whole answer.
+func refusal() error {
+	return &llm.ProviderError{Status: 200, Code: "content_filter", Type: "content_filter",
+		Message: "response blocked by content filter", Phase: llm.PhaseStream}
 }
 
 // routedStream hands a target's stream to the caller and writes the

@@ -433,11 +433,7 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 	for _, t := range w.cands {
 		c, ok := w.last[t.ID()]
 		if !ok {
-			why := w.stopWhy
-			if why == "" {
-				why = "the request ended first"
-			}
-			c = Candidate{Target: t.ID(), Reason: classify.OneLine("not tried: " + why)}
+			c = Candidate{Target: t.ID(), Reason: classify.OneLine("not tried: " + w.unreached(t))}
 		}
 		c.Sends = w.sendsTo[t.ID()]
 		e.Candidates = append(e.Candidates, c)
@@ -449,6 +445,25 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 		}
 	}
 	return e
+}
+
+// unreached says why the walk ended before t: a failure earlier in the
+// request reached its account or endpoint, it is parked, or the walk
+// stopped for the reason policy gave.
+func (w *walk) unreached(t *Target) string {
+	switch {
+	case w.down[t.AccountKey()] != "":
+		return "account " + strings.TrimPrefix(t.AccountKey(), "account:") + " failed in this request: " + w.down[t.AccountKey()]
+	case w.down[t.EndpointKey()] != "":
+		return "endpoint " + endpointName(t) + " failed in this request: " + w.down[t.EndpointKey()]
+	case t.Client == nil:
+		return "no key"
+	case w.blocked(t, w.clk.Now()):
+		return "parked"
+	case w.stopWhy != "":
+		return w.stopWhy
+	}
+	return "the request ended first"
 }
 
 // exhaustion says what kind of failure every candidate met: rate limits
@@ -491,17 +506,26 @@ func timeoutStatus(s string) bool {
 	return false
 }
 
-// fullReason is the reason plus the provider's message where it says
-// more, each said once, for the final error summary.
+// fullReason is the reason with the provider's whole message where the
+// reason had to cut it or leave it out, each said once, for the final
+// error summary: "503 The engine is overloaded", never "503 The engine is
+// overloaded — The engine is overloaded".
 func fullReason(f classify.Failure) string {
 	d := strings.TrimSpace(f.Detail)
 	if d == "" || d == f.Reason {
 		return f.Reason
 	}
-	low := strings.ToLower(f.Reason)
-	core := strings.ToLower(strings.TrimRight(d, ". "))
-	if strings.Contains(low, core) {
+	core := strings.TrimRight(d, ". ")
+	if strings.Contains(strings.ToLower(f.Reason), strings.ToLower(core)) {
 		return f.Reason
+	}
+	if head, tail, cut := strings.Cut(f.Reason, "…"); cut {
+		// The reason holds the start of the message, cut: put the whole
+		// message in its place.
+		probe := d[:min(len(d), 24)]
+		if i := strings.Index(head, probe); i >= 0 {
+			return head[:i] + d + tail
+		}
 	}
 	return f.Reason + " — " + d
 }
