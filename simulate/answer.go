@@ -1,14 +1,10 @@
 package simulate
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
-	"time"
+	"strings"
 	"unicode/utf8"
-
-	"github.com/detourhq/detour/clock"
 )
 
 // The shapes below are OpenAI's chat completions as recorded in
@@ -28,13 +24,22 @@ const (
 	endFiltered              // finish_reason content_filter, no content
 	endCut                   // connection closed after Fault.Chunks events
 	endErrorFrame            // error frame after Fault.Chunks events
+	endStall                 // silence after Fault.Chunks events
+	endMalformed             // a garbled event after Fault.Chunks events
+	endNoDone                // endNormal without the terminal marker
 )
+
+// headOnly reports whether the answer stops after Fault.Chunks events of its head.
+func (e end) headOnly() bool {
+	return e == endCut || e == endErrorFrame || e == endStall || e == endMalformed
+}
 
 // answer is one successful completion before encoding.
 type answer struct {
 	id, model, fingerprint string
 	created                int64
 	text                   string
+	parts                  []string // the stream deltas of text
 	tool                   *toolPick
 	callID                 string
 	finish                 string
@@ -44,7 +49,7 @@ type answer struct {
 	seed                   uint64
 }
 
-func newAnswer(t *target, req *chatReq, seq uint64, created int64, filtered bool) *answer {
+func newAnswer(t *target, req *chatReq, seq uint64, created int64, filtered bool, pieces int) *answer {
 	a := &answer{
 		id:           "chatcmpl-" + token(seq, 29, base62),
 		model:        req.model,
@@ -64,27 +69,51 @@ func newAnswer(t *target, req *chatReq, seq uint64, created int64, filtered bool
 		a.callID = "call_" + token(seq^0x5eed, 24, base62)
 		a.completion = (len(req.tool.name) + len(req.tool.args) + 3) / 4
 	default:
-		a.text = "Hello from " + t.Name + "/" + req.model + "."
+		a.parts = textPieces("Hello from " + t.Name + "/" + req.model + ".")
+		if pieces > 0 {
+			a.parts = fitPieces(a.parts, pieces)
+		}
+		a.text = strings.Join(a.parts, "")
 		a.completion = (utf8.RuneCountInString(a.text) + 3) / 4
 	}
 	return a
 }
 
-// pieces splits the answer text (or the tool arguments) into stream deltas.
+// pieces returns the stream deltas of the answer text (or of the tool arguments).
 func (a *answer) pieces() []string {
 	if a.tool != nil {
 		return splitRunes(a.tool.args, 6)
 	}
+	return a.parts
+}
+
+// textPieces splits text into stream deltas: a new one starts at each space
+// or slash, and at a final period.
+func textPieces(text string) []string {
 	var out []string
 	start := 0
-	for i, r := range a.text {
-		if i > start && (r == ' ' || r == '/' || (r == '.' && i == len(a.text)-1)) {
-			out = append(out, a.text[start:i])
+	for i, r := range text {
+		if i > start && (r == ' ' || r == '/' || (r == '.' && i == len(text)-1)) {
+			out = append(out, text[start:i])
 			start = i
 		}
 	}
-	if start < len(a.text) {
-		out = append(out, a.text[start:])
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// fitPieces returns exactly n > 0 pieces: parts followed by the words " k"
+// (k the piece's 1-based position), or parts with their last ones joined.
+func fitPieces(parts []string, n int) []string {
+	if n <= len(parts) {
+		out := append([]string(nil), parts[:n-1]...)
+		return append(out, strings.Join(parts[n-1:], ""))
+	}
+	out := append(make([]string, 0, n), parts...)
+	for k := len(parts) + 1; k <= n; k++ {
+		out = append(out, " "+strconv.Itoa(k))
 	}
 	return out
 }
@@ -266,102 +295,15 @@ func (a *answer) openaiWire(ec errCtx, stream bool) wireAnswer {
 		return wa
 	}
 	head, tail := a.events()
-	for _, ev := range head {
+	wa.preamble = 1 // the role chunk
+	for i, ev := range head {
 		wa.head = append(wa.head, dataFrame(ev))
+		if i >= wa.preamble {
+			wa.garbled = append(wa.garbled, garbledEvent{i, dataFrame(cutShort(ev))})
+		}
 	}
 	for _, ev := range tail {
 		wa.tail = append(wa.tail, dataFrame(ev))
 	}
 	return wa
-}
-
-// answer writes a 200 answer in the provider's dialect, streamed or not,
-// ending as e says.
-func (s *Server) answer(ctx context.Context, w http.ResponseWriter, t *target, req *chatReq, seq uint64, ec errCtx, e end) {
-	a := newAnswer(t, req, seq, clock.Or(s.Clock).Now().Unix(), e == endFiltered)
-	var wa wireAnswer
-	switch t.Dialect.or() {
-	case DialectAnthropic:
-		wa = a.anthropicWire(ec, req.stream)
-	case DialectGemini:
-		wa = a.geminiWire(req.stream)
-	default:
-		wa = a.openaiWire(ec, req.stream)
-	}
-	openai := t.Dialect.or() == DialectOpenAI
-	lat := t.Latency
-	h := w.Header()
-	applyHeader(h, wa.header)
-	if !req.stream {
-		wait := lat.FirstToken + lat.PerChunk*time.Duration(len(a.pieces()))
-		if !s.sleep(ctx, wait, true) {
-			return
-		}
-		body := wa.body
-		h.Set("Content-Type", wa.bodyType)
-		if openai {
-			h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(wait).Milliseconds(), 10))
-		}
-		applyHeader(h, ec.f.Header)
-		if e == endCut {
-			h.Set("Content-Length", strconv.Itoa(len(body)))
-			w.WriteHeader(http.StatusOK)
-			w.Write(body[:len(body)/2]) //nolint:errcheck // the cut follows
-			flush(w)
-			abortConn(w, false)
-			return
-		}
-		w.Write(body) //nolint:errcheck // nothing to do for a gone client
-		return
-	}
-
-	if !s.sleep(ctx, lat.FirstToken, true) {
-		return
-	}
-	applyHeader(h, wa.streamHeader)
-	if openai {
-		h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(lat.FirstToken).Milliseconds(), 10))
-	}
-	applyHeader(h, ec.f.Header)
-	w.WriteHeader(http.StatusOK)
-	if !flush(w) {
-		return
-	}
-	n := len(wa.head)
-	if e == endCut || e == endErrorFrame {
-		n = min(max(ec.f.Chunks, 0), n)
-	}
-	sent := 0
-	send := func(frame []byte) bool {
-		if sent > 0 && !s.sleep(ctx, lat.PerChunk, true) {
-			return false
-		}
-		sent++
-		return writeFrame(w, frame)
-	}
-	for _, ev := range wa.head[:n] {
-		if !send(ev) {
-			return
-		}
-	}
-	switch e {
-	case endCut:
-		abortConn(w, false)
-		return
-	case endErrorFrame:
-		data := wa.defaultErrorData
-		if ec.f.Body != "" {
-			data = []byte(ec.f.Body)
-		}
-		send(wa.errorFrame(data))
-		return
-	}
-	for _, ev := range wa.tail {
-		if !send(ev) {
-			return
-		}
-	}
-	if wa.done != nil {
-		writeFrame(w, wa.done)
-	}
 }

@@ -43,7 +43,7 @@ func (s *Server) serveAnthropic(ctx context.Context, w http.ResponseWriter, r *h
 	ec.key, ec.keyGiven = anthropicKey(r)
 	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
 		ec.f = Fault{Kind: Unauthorized}
-		s.record(t, "", Unauthorized, false)
+		s.record(t, Record{Kind: Unauthorized})
 		s.sendError(ctx, w, t, ec.reply(), nil)
 		return
 	}
@@ -121,6 +121,7 @@ func parseMessages(body []byte) (*chatReq, *reqError) {
 		return r, &reqError{status: 400, kind: BadRequest, model: r.model, msg: "messages: Field required"}
 	}
 	var msgs []struct {
+		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(w.Messages, &msgs) != nil {
@@ -133,6 +134,7 @@ func parseMessages(body []byte) (*chatReq, *reqError) {
 	if len(msgs) == 0 {
 		return r, &reqError{status: 400, kind: BadRequest, model: r.model, msg: "messages: at least one message is required"}
 	}
+	r.lastRole = msgs[len(msgs)-1].Role
 
 	chars := anthropicChars(w.System)
 	for _, m := range msgs {
@@ -318,11 +320,12 @@ func (a *answer) anthropicWire(ec errCtx, stream bool) wireAnswer {
 	}
 
 	n := 0
-	event := func(name string, v any) []byte {
+	eventData := func(v any) []byte {
 		b, _ := marshal(v)
 		n++
-		return namedFrame(name, a.pad(b, n))
+		return a.pad(b, n)
 	}
+	event := func(name string, v any) []byte { return namedFrame(name, eventData(v)) }
 	type block struct {
 		Type         string         `json:"type"`
 		Index        int            `json:"index"`
@@ -347,6 +350,7 @@ func (a *answer) anthropicWire(ec errCtx, stream bool) wireAnswer {
 	blocks := a.anthropicBlocks()
 	if len(blocks) == 0 { // a refusal: no content at all
 		wa.head = append(wa.head, ping)
+		wa.preamble = len(wa.head)
 	} else {
 		b := blocks[0]
 		if b.Type == "tool_use" {
@@ -362,6 +366,7 @@ func (a *answer) anthropicWire(ec errCtx, stream bool) wireAnswer {
 		} else {
 			pieces = a.pieces()
 		}
+		wa.preamble = len(wa.head)
 		for _, p := range pieces {
 			d := delta{Type: "content_block_delta"}
 			if a.tool != nil {
@@ -369,7 +374,9 @@ func (a *answer) anthropicWire(ec errCtx, stream bool) wireAnswer {
 			} else {
 				d.Delta.Type, d.Delta.Text = "text_delta", &p
 			}
-			wa.head = append(wa.head, event("content_block_delta", d))
+			data := eventData(d)
+			wa.garbled = append(wa.garbled, garbledEvent{len(wa.head), namedFrame("content_block_delta", cutShort(data))})
+			wa.head = append(wa.head, namedFrame("content_block_delta", data))
 		}
 		wa.tail = append(wa.tail, event("content_block_stop", struct {
 			Type  string `json:"type"`
@@ -389,6 +396,7 @@ func (a *answer) anthropicWire(ec errCtx, stream bool) wireAnswer {
 	wa.tail = append(wa.tail, event("message_stop", struct {
 		Type string `json:"type"`
 	}{"message_stop"}))
+	wa.stopLast = true
 	return wa
 }
 

@@ -79,6 +79,21 @@ type wireAnswer struct {
 	errorFrame func(data []byte) []byte
 	// defaultErrorData is the data of the in-stream error when Fault.Body is empty.
 	defaultErrorData []byte
+	// preamble counts the head events before the first content event: what
+	// a LateFirstToken sends with its headers.
+	preamble int
+	// garbled holds a malformed stand-in of each content event, in order,
+	// for StreamMalformed.
+	garbled []garbledEvent
+	// stopLast says the last tail event is the terminal marker (Anthropic's
+	// message_stop), which a NoDone omits.
+	stopLast bool
+}
+
+// garbledEvent is a content event cut short inside its text, framed.
+type garbledEvent struct {
+	at    int // the position of the original among head then tail
+	frame []byte
 }
 
 // dataFrame frames data as one SSE event "data: ...\n\n" (OpenAI).

@@ -18,8 +18,14 @@
 // faults from a seed) or OK. Each Kind of fault takes its dialect's real
 // shape: a RateLimit is OpenAI's 429 rate_limit_exceeded, Anthropic's 429
 // rate_limit_error with anthropic-ratelimit-* headers, or Gemini's 429
-// RESOURCE_EXHAUSTED with a per-minute QuotaFailure and a RetryInfo. Stats
-// counts what every provider received and served.
+// RESOURCE_EXHAUSTED with a per-minute QuotaFailure and a RetryInfo. Streams
+// fail the ways real ones do: cut (StreamCut), stalled (StreamStall),
+// garbled (StreamMalformed), with an in-stream error (StreamError), without
+// their terminal marker (NoDone), or late to their first token, before the
+// headers (SlowFirstToken) or after them (LateFirstToken); Fault.Gap and
+// Fault.Pieces shape a long answer ("70 chunks, 1 s apart"), and
+// Provider.NoPrefill refuses an assistant last turn. Stats counts what every
+// provider received and served, and the role of each request's last message.
 //
 //	srv, err := simulate.Start(
 //		simulate.Provider{

@@ -67,6 +67,7 @@ type errCtx struct {
 	contextWindow int
 	requestID     string
 	stream        bool      // the request asked for a stream
+	lastRole      string    // the role of the request's last message, when read
 	apiVersion    string    // Gemini: "v1beta" or "v1", as in the request path
 	now           time.Time // the Server's clock when the request arrived
 	f             Fault

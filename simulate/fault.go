@@ -87,6 +87,15 @@ const (
 	// SlowFirstToken waits Delay before the headers (and so before the first
 	// chunk), then answers as OK does.
 	SlowFirstToken Kind = "slow_first_token"
+	// LateFirstToken sends the headers of a stream at once (Latency.FirstToken
+	// is not waited), flushed with the role chunk
+	// `{"delta":{"role":"assistant","content":"","refusal":null}}` (for a
+	// tool call, the one with the call's id and name), then waits Delay before
+	// the first content chunk and sends the rest as OK does, bytes included. A: message_start,
+	// content_block_start and ping come with the headers (the events before the
+	// first content_block_delta, in the recorded order). G: only the headers.
+	// A non-streamed request is served as SlowFirstToken.
+	LateFirstToken Kind = "late_first_token"
 	// StreamCut sends the headers and the first Chunks data events of the
 	// answer, then closes the connection without [DONE] (A: message_stop, G:
 	// the finishReason chunk) or the final chunked terminator: the client's
@@ -99,12 +108,39 @@ const (
 	// `data: {"error": {...}}` chunk (503 UNAVAILABLE). A non-streaming
 	// request gets the ServerError answer instead.
 	StreamError Kind = "stream_error"
+	// StreamStall sends the headers and the first Chunks data events (counted
+	// as for StreamCut), then writes nothing more until the request's context
+	// ends (the client gives up, or Close): no cut and no end before that, and
+	// a broken connection after it. A: and G: the same. A non-streaming
+	// request gets its headers (200, Content-Length of the whole body) and
+	// half of its body, then the same silence.
+	StreamStall Kind = "stream_stall"
+	// StreamMalformed sends the first Chunks data events, then one event whose
+	// data is not JSON, the next content chunk (the last one when Chunks
+	// passes them all) cut short inside its text
+	// (`data: {"id":"chatcmpl-...",...,"delta":{"content":"Hel`), and ends
+	// the response cleanly without [DONE]. A: an `event: content_block_delta`
+	// whose data is cut the same way, without message_stop. G: a `data:`
+	// chunk cut the same way (a function call's chunk is cut in half). A
+	// non-streaming request gets a complete 200 whose JSON body is cut in
+	// half (Content-Length of the bytes sent).
+	StreamMalformed Kind = "stream_malformed"
+	// NoDone is OK whose stream omits only its terminal marker: every chunk,
+	// the finish_reason chunk and the usage chunk (when asked) included, but
+	// no `data: [DONE]`. A: message_delta (stop_reason and usage) but no
+	// message_stop. G: exactly OK (Gemini streams have no terminal marker). A
+	// non-streaming request is answered as OK. The wire/openai and wire/gemini
+	// decoders take such a stream as complete; wire/anthropic reports it
+	// truncated (llm.ErrStreamTruncated), since the API always ends with
+	// message_stop.
+	NoDone Kind = "no_done"
 )
 
 // kinds lists every Kind, for validation.
 var kinds = []Kind{OK, RateLimit, DailyQuota, InsufficientQuota, NoCredits,
 	Unavailable, ServerError, Unauthorized, BadRequest, ContextOverflow,
-	ModelNotFound, ContentFilter, Reset, Hang, SlowFirstToken, StreamCut, StreamError}
+	ModelNotFound, ContentFilter, Reset, Hang, SlowFirstToken, LateFirstToken,
+	StreamCut, StreamError, StreamStall, StreamMalformed, NoDone}
 
 func (k Kind) valid() bool {
 	for _, v := range kinds {
@@ -124,16 +160,34 @@ type Fault struct {
 	// Anthropic and Gemini defaults are in the kind's doc), or, for Gemini,
 	// the wait an InsufficientQuota names.
 	RetryAfter time.Duration
-	// Delay is how long SlowFirstToken waits before its headers. It is read
-	// from the Server's Clock and not scaled by LatencyScale.
+	// Delay is how long SlowFirstToken waits before its headers, and how long
+	// LateFirstToken waits between its headers and its first content chunk.
+	// It is read from the Server's Clock and not scaled by LatencyScale.
 	Delay time.Duration
-	// Chunks is how many data events StreamCut and StreamError send first
-	// (0: none). The role chunk counts as one; the cut always comes before the
-	// finish_reason chunk, so larger values are capped. A: message_start,
-	// content_block_start and ping count, the cut comes before
-	// content_block_stop. G: the cut comes before the chunk with finishReason
-	// (a function call arrives whole in that one chunk).
+	// Chunks is how many data events StreamCut, StreamStall, StreamMalformed
+	// and StreamError send first (0: none). The role chunk counts as one; the
+	// cut always comes before the finish_reason chunk, so larger values are
+	// capped. A: message_start, content_block_start and ping count, the cut
+	// comes before content_block_stop. G: the cut comes before the chunk with
+	// finishReason (a function call arrives whole in that one chunk).
 	Chunks int
+	// Gap, when not 0, is the wait between the streamed data events of this
+	// answer, in place of Latency.PerChunk; a non-streamed answer waits
+	// Latency.FirstToken plus Gap for each chunk its stream would have had
+	// (the content pieces) before its headers. It is read from the Server's
+	// Clock and not scaled by LatencyScale. Every kind that answers with a 200
+	// reads it, StreamCut, StreamStall, StreamMalformed and StreamError for
+	// the events they send first. The same in every dialect.
+	Gap time.Duration
+	// Pieces, when above 0, makes a text answer exactly that many content
+	// deltas: the pieces of "Hello from <provider>/<model>." ("Hello", " from",
+	// " p", "/m", "." for provider p and model m) followed by one word a piece
+	// (" 6", " 7", ... numbered by position), or its last pieces joined when
+	// Pieces is smaller. The non-streamed body carries the same text, and the
+	// usage counts it. A tool call keeps its own split. A: as many
+	// content_block_delta events. G: as many chunks, the last one with
+	// finishReason.
+	Pieces int
 	// Param is the parameter a BadRequest rejects (default "stop").
 	Param string
 	// Afford is the number of tokens a NoCredits balance can pay for
@@ -165,6 +219,12 @@ func (f Fault) String() string {
 	}
 	if f.Chunks != 0 {
 		p = append(p, fmt.Sprintf("chunks=%d", f.Chunks))
+	}
+	if f.Gap != 0 {
+		p = append(p, "gap="+f.Gap.String())
+	}
+	if f.Pieces != 0 {
+		p = append(p, fmt.Sprintf("pieces=%d", f.Pieces))
 	}
 	if f.Param != "" {
 		p = append(p, "param="+f.Param)

@@ -39,7 +39,7 @@ func (s *Server) serveGemini(ctx context.Context, w http.ResponseWriter, r *http
 	ec.key, ec.keyGiven = geminiKey(r)
 	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
 		ec.f = Fault{Kind: Unauthorized}
-		s.record(t, "", Unauthorized, ec.stream)
+		s.record(t, Record{Kind: Unauthorized, Stream: ec.stream})
 		s.sendError(ctx, w, t, ec.reply(), nil)
 		return
 	}
@@ -112,6 +112,7 @@ type (
 		MaxOutputTokensSnake *int `json:"max_output_tokens"`
 	}
 	geminiContentIn struct {
+		Role  string `json:"role"`
 		Parts []struct {
 			Text                  string          `json:"text"`
 			FunctionCall          json.RawMessage `json:"functionCall"`
@@ -161,7 +162,7 @@ func parseGenerate(body []byte, model string) (*chatReq, *reqError) {
 		// The real API's wording for a request without contents.
 		return nil, &reqError{status: 400, kind: BadRequest, model: model, msg: "* GenerateContentRequest.contents: contents is not specified\n"}
 	}
-	r := &chatReq{model: model}
+	r := &chatReq{model: model, lastRole: geminiRole(contents[len(contents)-1].Role)}
 	if g := either(w.GenerationConfig, w.GenerationConfigSnake); g != nil {
 		if m := either(g.MaxOutputTokens, g.MaxOutputTokensSnake); m != nil {
 			r.maxTokens = *m
@@ -199,6 +200,18 @@ func parseGenerate(body []byte, model string) (*chatReq, *reqError) {
 		r.tool = chooseTool(decls, name)
 	}
 	return r, nil
+}
+
+// geminiRole names a content's role as Record.LastRole does: "model" is the
+// assistant, and a content without a role is the user's.
+func geminiRole(role string) string {
+	switch role {
+	case "model":
+		return "assistant"
+	case "":
+		return "user"
+	}
+	return role
 }
 
 // systemContent reads a systemInstruction (a Content), if any.
@@ -340,12 +353,15 @@ func (a *answer) geminiWire(stream bool) wireAnswer {
 		wa.body = append(marshalIndent(a.geminiResponse(parts, true, a.completion), "  "), '\n')
 		return wa
 	}
-	chunk := func(r geminiResponse) []byte {
+	// chunk frames r, keeping its malformed stand-in at position at.
+	chunk := func(r geminiResponse, at int) []byte {
 		b, _ := marshal(r)
-		return crlfFrame(spaceColons(b))
+		data := spaceColons(b)
+		wa.garbled = append(wa.garbled, garbledEvent{at, crlfFrame(cutShort(data))})
+		return crlfFrame(data)
 	}
 	if a.tool != nil || a.finish == "content_filter" {
-		wa.tail = [][]byte{chunk(a.geminiResponse(call, true, a.completion))}
+		wa.tail = [][]byte{chunk(a.geminiResponse(call, true, a.completion), 0)}
 		return wa
 	}
 	pieces := a.pieces()
@@ -357,7 +373,7 @@ func (a *answer) geminiWire(stream bool) wireAnswer {
 		if last {
 			out = a.completion
 		}
-		ev := chunk(a.geminiResponse([]geminiPart{{Text: &p}}, last, out))
+		ev := chunk(a.geminiResponse([]geminiPart{{Text: &p}}, last, out), i)
 		if last {
 			wa.tail = append(wa.tail, ev)
 		} else {

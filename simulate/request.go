@@ -18,6 +18,7 @@ type chatReq struct {
 	maxTokens    int  // max_completion_tokens or max_tokens; 0 when absent
 	promptTokens int
 	tool         *toolPick // the call to answer with; nil for a text answer
+	lastRole     string    // the last message's role (Record.LastRole)
 }
 
 // toolPick is the one tool call an answer makes.
@@ -135,6 +136,7 @@ func parseChat(body []byte) (*chatReq, *reqError) {
 	// Roughly four characters a token, plus the few tokens of framing each
 	// message costs (the captured OpenAI "Say hello. Use only one word." is 15).
 	r.promptTokens = (chars+3)/4 + 3*len(msgs) + 3 + toolChars/4
+	r.lastRole = msgs[len(msgs)-1].Role
 	r.tool = pickTool(w)
 	return r, nil
 }

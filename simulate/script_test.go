@@ -268,8 +268,12 @@ func TestServer_BaseURLPerDialect(t *testing.T) {
 func TestFault_String(t *testing.T) {
 	for f, want := range map[string]string{
 		Fault{}.String(): "ok",
-		Fault{Kind: RateLimit, RetryAfter: 2e9}.String(): "rate_limit(retry_after=2s)",
-		Fault{Kind: StreamCut, Chunks: 3}.String():       "stream_cut(chunks=3)",
+		Fault{Kind: RateLimit, RetryAfter: 2e9}.String():                           "rate_limit(retry_after=2s)",
+		Fault{Kind: StreamCut, Chunks: 3}.String():                                 "stream_cut(chunks=3)",
+		Fault{Pieces: 70, Gap: time.Second}.String():                               "ok(gap=1s,pieces=70)",
+		Fault{Kind: StreamStall, Chunks: 2, Gap: 1500 * time.Millisecond}.String(): "stream_stall(chunks=2,gap=1.5s)",
+		Fault{Kind: LateFirstToken, Delay: 20 * time.Second}.String():              "late_first_token(delay=20s)",
+		Fault{Kind: NoDone}.String():                                               "no_done",
 	} {
 		if f != want {
 			t.Errorf("got %q, want %q", f, want)

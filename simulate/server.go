@@ -57,7 +57,19 @@ type Provider struct {
 	// ContextWindow is the limit named by ContextOverflow messages (0: 131072
 	// for OpenAI, 200000 for Anthropic, 1048576 for Gemini).
 	ContextWindow int
+	// NoPrefill refuses a chat request whose last message has the assistant
+	// role (G: "model") with a 400 carrying the message Anthropic's models
+	// without prefill answer, "This model does not support assistant message
+	// prefill. The conversation must end with a user message.": OpenAI:
+	// invalid_request_error with param "messages" (in the Style's envelope);
+	// A: invalid_request_error; G: INVALID_ARGUMENT. The request is recorded
+	// as a BadRequest and uses up no scripted fault.
+	NoPrefill bool
 }
+
+// prefillMessage is Anthropic's refusal of an assistant prefill by the models
+// that do not support one.
+const prefillMessage = "This model does not support assistant message prefill. The conversation must end with a user message."
 
 // Latency is how long a provider takes to answer, read from the Server's
 // Clock. The zero Latency answers at once.
@@ -84,6 +96,12 @@ type Record struct {
 	// Stream is set for a streamed request (body "stream": true, or Gemini's
 	// streamGenerateContent).
 	Stream bool
+	// LastRole is the role of the request's last message as received:
+	// "user", "assistant", "tool", "system"...; Gemini's "model" is reported
+	// as "assistant" and a Gemini content without a role as "user". Empty
+	// for a request rejected before its messages were read (bad key,
+	// malformed body).
+	LastRole string
 	// At is the Server's Clock reading when the fault was chosen.
 	At time.Time
 }
@@ -390,7 +408,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
 		ec.f = Fault{Kind: Unauthorized}
 		if want == http.MethodPost {
-			s.record(t, "", Unauthorized, false)
+			s.record(t, Record{Kind: Unauthorized})
 		}
 		s.sendError(ctx, w, t, errorReply(ec), nil)
 		return
@@ -414,7 +432,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // reject answers a request the provider refuses before choosing a fault
 // (malformed body, missing header), in the dialect's shape.
 func (s *Server) reject(ctx context.Context, w http.ResponseWriter, t *target, ec errCtx, rerr *reqError) {
-	s.record(t, rerr.model, rerr.kind, ec.stream)
+	s.record(t, Record{Model: rerr.model, Kind: rerr.kind, Stream: ec.stream, LastRole: ec.lastRole})
 	s.sendError(ctx, w, t, rerr.reply(ec), nil)
 }
 
@@ -422,26 +440,40 @@ func (s *Server) reject(ctx context.Context, w http.ResponseWriter, t *target, e
 // gets a ModelNotFound, anything else the next scripted or drawn fault.
 func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, req *chatReq, seq uint64, ec errCtx) {
 	ec.model, ec.promptTokens, ec.maxTokens, ec.stream = req.model, req.promptTokens, req.maxTokens, req.stream
+	ec.lastRole = req.lastRole
+	rec := Record{Model: req.model, Stream: req.stream, LastRole: req.lastRole}
 	if len(t.models) > 0 && !t.models[req.model] {
-		s.record(t, req.model, ModelNotFound, req.stream)
+		rec.Kind = ModelNotFound
+		s.record(t, rec)
 		ec.f = Fault{Kind: ModelNotFound}
 		s.sendError(ctx, w, t, ec.reply(), nil)
+		return
+	}
+	if t.NoPrefill && req.lastRole == "assistant" {
+		s.reject(ctx, w, t, ec, &reqError{status: 400, kind: BadRequest, model: req.model, msg: prefillMessage, param: "messages"})
 		return
 	}
 	f := s.next(t, req.model)
 	if f.Kind == "" {
 		f.Kind = OK
 	}
-	s.record(t, req.model, f.Kind, req.stream)
+	rec.Kind = f.Kind
+	s.record(t, rec)
 	ec.f = f
 
 	switch f.Kind {
 	case OK:
 		s.answer(ctx, w, t, req, seq, ec, endNormal)
+	case NoDone:
+		s.answer(ctx, w, t, req, seq, ec, endNoDone)
 	case ContentFilter:
 		s.answer(ctx, w, t, req, seq, ec, endFiltered)
 	case SlowFirstToken:
 		if s.sleep(ctx, f.Delay, false) {
+			s.answer(ctx, w, t, req, seq, ec, endNormal)
+		}
+	case LateFirstToken:
+		if req.stream || s.sleep(ctx, f.Delay, false) {
 			s.answer(ctx, w, t, req, seq, ec, endNormal)
 		}
 	case Hang:
@@ -452,6 +484,10 @@ func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, re
 		}
 	case StreamCut:
 		s.answer(ctx, w, t, req, seq, ec, endCut)
+	case StreamStall:
+		s.answer(ctx, w, t, req, seq, ec, endStall)
+	case StreamMalformed:
+		s.answer(ctx, w, t, req, seq, ec, endMalformed)
 	case StreamError:
 		if req.stream {
 			s.answer(ctx, w, t, req, seq, ec, endErrorFrame)
@@ -489,10 +525,11 @@ func (s *Server) next(t *target, model string) Fault {
 	return t.Profile.pick(model, rng.Float64())
 }
 
-func (s *Server) record(t *target, model string, k Kind, stream bool) {
-	now := clock.Or(s.Clock).Now()
+// record appends r, completed with t's name and the clock's reading.
+func (s *Server) record(t *target, r Record) {
+	r.Provider, r.At = t.Name, clock.Or(s.Clock).Now()
 	s.mu.Lock()
-	s.records = append(s.records, Record{Provider: t.Name, Model: model, Kind: k, Stream: stream, At: now})
+	s.records = append(s.records, r)
 	s.mu.Unlock()
 }
 

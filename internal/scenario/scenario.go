@@ -1,0 +1,267 @@
+// Package scenario is the fault-scenario suite of the failover issue: one
+// table of real faults, each with the outcome detour must reach, run by
+// two runners that share it: the router's, in memory under a fake clock
+// (router/scenario_test.go), and the gateway's, end to end over real HTTP
+// at a tenth of the time (gateway/scenario_test.go). Every row runs twice:
+// with the fallback at the same provider as the failing target (another
+// model there) and at another provider.
+//
+// A row describes a route [A, B]: A is the target that meets the fault,
+// B the fallback. Times are given at full scale; a runner multiplies every
+// duration (faults, route limits, expected bounds) by its scale.
+package scenario
+
+import (
+	"time"
+
+	sim "github.com/detourhq/detour/simulate"
+)
+
+// Mode is how a row's request is sent.
+type Mode string
+
+// The modes of a request.
+const (
+	// Complete is a non-streamed request.
+	Complete Mode = "complete"
+	// Stream is a streamed request that reaches the caller as it comes.
+	Stream Mode = "stream"
+	// Buffered is a streamed request on a route with buffered: true.
+	Buffered Mode = "buffered"
+)
+
+// Placement says where the fallback B is served.
+type Placement string
+
+// The two placements every row runs in.
+const (
+	// SameProvider serves B as another model of A's provider:
+	// chain [p/model-a, p/model-b].
+	SameProvider Placement = "same-provider"
+	// OtherProvider serves B at another provider: chain [p/model-a,
+	// q/model-b].
+	OtherProvider Placement = "other-provider"
+)
+
+// Placements are both placements, in the order the runners use.
+var Placements = []Placement{SameProvider, OtherProvider}
+
+// The models and providers of a row's chain.
+const (
+	ProviderA = "p"
+	ModelA    = "model-a"
+	ModelB    = "model-b"
+)
+
+// ProviderB is the provider that serves B in placement pl.
+func ProviderB(pl Placement) string {
+	if pl == SameProvider {
+		return ProviderA
+	}
+	return "q"
+}
+
+// Limits are the route's time limits and budget in a row (full scale).
+type Limits struct {
+	HeaderTimeout, FirstToken, IdleTimeout, MaxDuration time.Duration
+	Deadline, Reserve                                   time.Duration
+}
+
+// DefaultLimits are the limits every row uses unless it says otherwise:
+// short enough that the timing bounds of the rows are tight.
+var DefaultLimits = Limits{HeaderTimeout: 10 * time.Second, FirstToken: 15 * time.Second,
+	IdleTimeout: 5 * time.Second, Deadline: 60 * time.Second, Reserve: 10 * time.Second}
+
+// Outcome is how a row's request ends.
+type Outcome string
+
+// The outcomes a row expects.
+const (
+	// Answered: a complete answer from Want.Answer.
+	Answered Outcome = "answered"
+	// Cut: a stream that started with A's output ends with an explicit
+	// error (Want.Status says which), never another model's text.
+	Cut Outcome = "cut"
+	// FailedClosed: the request fails closed (invalid, policy): no
+	// fallback is asked.
+	FailedClosed Outcome = "failed_closed"
+	// AllFailed: every candidate failed.
+	AllFailed Outcome = "all_failed"
+)
+
+// Row is one fault and what detour must make of it.
+type Row struct {
+	Name string
+	Mode Mode
+	// A scripts the sends to A in order; after it, A answers OK. Every,
+	// when set, is served on every send to A instead.
+	A     []sim.Fault
+	Every *sim.Fault
+	// B scripts the sends to B in order; after it, B answers OK.
+	B []sim.Fault
+	// NoPrefill makes B's provider refuse a conversation that ends with
+	// an assistant message (Anthropic's Opus 4.6 400).
+	NoPrefill bool
+	// ContextA and ContextB are the targets' context windows (0: unknown).
+	ContextA, ContextB int
+	// Limits replace DefaultLimits when not zero.
+	Limits Limits
+	Want   Want
+	// WantSame, when set, replaces Want in the SameProvider placement: for
+	// a failure whose scope reaches B there.
+	WantSame *Want
+}
+
+// Expect returns what the row expects in placement pl.
+func (r Row) Expect(pl Placement) Want {
+	if pl == SameProvider && r.WantSame != nil {
+		return *r.WantSame
+	}
+	return r.Want
+}
+
+// Want is a row's expected outcome.
+type Want struct {
+	Outcome Outcome
+	// Answer is "a" or "b": the target that answers (Answered, Cut).
+	Answer string
+	// Status is the ledger status of the failure that ends a Cut stream,
+	// or of A's last attempt when not empty otherwise.
+	Status string
+	// SendsA and SendsB are the sends each target receives.
+	SendsA, SendsB int
+	// MinTime and MaxTime bound the time until the request is answered
+	// (for streams, until their end); 0 means no bound.
+	MinTime, MaxTime time.Duration
+	// Usage requires the answer to report its token usage.
+	Usage bool
+}
+
+// Faults returns n copies of f: a fault on every send.
+func Faults(f sim.Fault, n int) []sim.Fault {
+	out := make([]sim.Fault, n)
+	for i := range out {
+		out[i] = f
+	}
+	return out
+}
+
+func fault(k sim.Kind) *sim.Fault { return &sim.Fault{Kind: k} }
+
+// Rows is the suite. The limits are DefaultLimits: header_timeout 10 s,
+// first_token 15 s, idle_timeout 5 s, deadline 60 s, reserve 10 s; the
+// budget is otherwise interactive (2 sends a target, backoff from 500 ms).
+func Rows() []Row {
+	return []Row{
+		{Name: "429 with Retry-After 2s: one retry after the wait, the same target answers", Mode: Complete,
+			A:    []sim.Fault{{Kind: sim.RateLimit, RetryAfter: 2 * time.Second}},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 2, MinTime: 2 * time.Second, MaxTime: 2500 * time.Millisecond}},
+		{Name: "429 with no Retry-After on every try: at most 4 sends in 3s, the fallback answers", Mode: Complete,
+			Every: fault(sim.RateLimit),
+			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 2, SendsB: 1, MaxTime: 3 * time.Second}},
+		{Name: "500 once: the same target answers", Mode: Complete,
+			A:    []sim.Fault{{Kind: sim.ServerError}},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 2, MaxTime: time.Second}},
+		{Name: "503 on every try: the fallback answers within the budget", Mode: Complete,
+			Every: fault(sim.Unavailable),
+			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 2, SendsB: 1, MaxTime: time.Second}},
+		{Name: "503 on every try, streamed: the fallback answers", Mode: Stream,
+			Every: fault(sim.Unavailable),
+			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 2, SendsB: 1, MaxTime: time.Second}},
+		{Name: "reset before headers once: the same target answers", Mode: Complete,
+			A:    []sim.Fault{{Kind: sim.Reset}},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 2, MaxTime: time.Second}},
+		{Name: "no response at all: the fallback answers within header_timeout", Mode: Complete,
+			Every: fault(sim.Hang),
+			Want: Want{Outcome: Answered, Answer: "b", Status: "header_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 10 * time.Second, MaxTime: 10500 * time.Millisecond}},
+		{Name: "no response at all, streamed: the fallback answers within header_timeout", Mode: Stream,
+			Every: fault(sim.Hang),
+			Want: Want{Outcome: Answered, Answer: "b", Status: "header_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 10 * time.Second, MaxTime: 10500 * time.Millisecond}},
+		{Name: "first token after 20s: the fallback answers within first_token", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.LateFirstToken, Delay: 20 * time.Second},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "first_token_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 15 * time.Second, MaxTime: 15500 * time.Millisecond}},
+		{Name: "first token after 20s, buffered: the fallback answers within first_token", Mode: Buffered,
+			Every: &sim.Fault{Kind: sim.LateFirstToken, Delay: 20 * time.Second},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "first_token_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 15 * time.Second, MaxTime: 15500 * time.Millisecond}},
+		{Name: "answer after 20s, not streamed: the fallback answers within header_timeout", Mode: Complete,
+			Every: &sim.Fault{Kind: sim.SlowFirstToken, Delay: 20 * time.Second},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "header_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 10 * time.Second, MaxTime: 10500 * time.Millisecond}},
+		{Name: "cut after 3 chunks, streamed: an explicit error, never spliced text", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.StreamCut, Chunks: 3},
+			Want:  Want{Outcome: Cut, Answer: "a", Status: "net_truncated", SendsA: 1, MaxTime: time.Second}},
+		{Name: "cut after 3 chunks on every try, buffered: the fallback's complete answer", Mode: Buffered,
+			Every: &sim.Fault{Kind: sim.StreamCut, Chunks: 3},
+			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 2, SendsB: 1, MaxTime: time.Second}},
+		{Name: "stall mid-stream: an error within idle_timeout", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.StreamStall, Chunks: 3},
+			Want: Want{Outcome: Cut, Answer: "a", Status: "idle_timeout", SendsA: 1,
+				MinTime: 5 * time.Second, MaxTime: 5500 * time.Millisecond}},
+		{Name: "stall mid-stream, buffered: the fallback answers within idle_timeout", Mode: Buffered,
+			Every: &sim.Fault{Kind: sim.StreamStall, Chunks: 3},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "idle_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 5 * time.Second, MaxTime: 5500 * time.Millisecond}},
+		{Name: "malformed chunk mid-stream: an explicit error", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.StreamMalformed, Chunks: 3},
+			Want:  Want{Outcome: Cut, Answer: "a", SendsA: 1, MaxTime: time.Second}},
+		{Name: "malformed chunk mid-stream, buffered: the fallback answers", Mode: Buffered,
+			Every: &sim.Fault{Kind: sim.StreamMalformed, Chunks: 3},
+			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 1, SendsB: 1, MaxTime: time.Second}},
+		{Name: "stream with no [DONE]: the answer counts as complete", Mode: Stream,
+			A:    []sim.Fault{{Kind: sim.NoDone}},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 1, MaxTime: time.Second, Usage: true}},
+		{Name: "context overflow with a larger-context fallback: the fallback answers", Mode: Complete,
+			Every: fault(sim.ContextOverflow), ContextA: 8192, ContextB: 131072,
+			Want: Want{Outcome: Answered, Answer: "b", Status: "http_400", SendsA: 1, SendsB: 1, MaxTime: time.Second}},
+		{Name: "content-filter refusal: fails closed, the fallback is never called", Mode: Complete,
+			Every: fault(sim.ContentFilter),
+			Want:  Want{Outcome: FailedClosed, SendsA: 1, MaxTime: time.Second}},
+		{Name: "content-filter refusal, streamed: fails closed, the fallback is never called", Mode: Stream,
+			Every: fault(sim.ContentFilter),
+			Want:  Want{Outcome: FailedClosed, SendsA: 1, MaxTime: time.Second}},
+		{Name: "cut where the fallback refuses a prefill, buffered: the fallback gets the request as asked", Mode: Buffered,
+			Every: &sim.Fault{Kind: sim.StreamCut, Chunks: 3}, NoPrefill: true,
+			Want: Want{Outcome: Answered, Answer: "b", SendsA: 2, SendsB: 1, MaxTime: time.Second}},
+		{Name: "cut where the fallback refuses a prefill, streamed: an error, nothing sent on", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.StreamCut, Chunks: 3}, NoPrefill: true,
+			Want: Want{Outcome: Cut, Answer: "a", Status: "net_truncated", SendsA: 1, MaxTime: time.Second}},
+		{Name: "healthy long answer, 70 chunks 1s apart: never cut by the 60s deadline", Mode: Stream,
+			A:    []sim.Fault{{Kind: sim.OK, Pieces: 70, Gap: time.Second}},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 1, MinTime: 69 * time.Second, MaxTime: 72 * time.Second, Usage: true}},
+		{Name: "usage reported on a failed-over answer", Mode: Stream,
+			Every: fault(sim.NoCredits),
+			Want:  Want{Outcome: Answered, Answer: "b", Status: "http_402", SendsA: 1, SendsB: 1, MaxTime: time.Second, Usage: true}},
+		{Name: "usage reported on a failed-over answer, not streamed", Mode: Complete,
+			Every: fault(sim.NoCredits),
+			Want:  Want{Outcome: Answered, Answer: "b", Status: "http_402", SendsA: 1, SendsB: 1, MaxTime: time.Second, Usage: true}},
+		{Name: "every candidate rate limited: all failed after one retry each", Mode: Complete,
+			Every: &sim.Fault{Kind: sim.RateLimit, RetryAfter: 2 * time.Second},
+			B:     Faults(sim.Fault{Kind: sim.RateLimit, RetryAfter: 2 * time.Second}, 4),
+			Want:  Want{Outcome: AllFailed, SendsA: 2, SendsB: 2, MinTime: 4 * time.Second, MaxTime: 4500 * time.Millisecond}},
+		{Name: "a rejected key: the account is parked, another provider answers", Mode: Complete,
+			Every:    fault(sim.Unauthorized),
+			Want:     Want{Outcome: Answered, Answer: "b", Status: "http_401", SendsA: 1, SendsB: 1, MaxTime: time.Second},
+			WantSame: &Want{Outcome: AllFailed, Status: "http_401", SendsA: 1, MaxTime: time.Second}},
+	}
+}
+
+// Outage is the flapping scenario: A answers Unavailable on every send
+// from the start until Down has passed, then OK; one request every Every,
+// Requests in all. Every request must be answered, and A gets at most one
+// send per open window of its breaker (OpenFor): the first request may
+// retry it once and the next trips the breaker, then only probes reach it.
+type Outage struct {
+	Down, Every time.Duration
+	Requests    int
+	// OpenFor and FailureThreshold are the breaker's settings.
+	OpenFor          time.Duration
+	FailureThreshold int
+}
+
+// DefaultOutage is A down for 60 s with a request every 4 s.
+var DefaultOutage = Outage{Down: 60 * time.Second, Every: 4 * time.Second, Requests: 20,
+	OpenFor: 10 * time.Second, FailureThreshold: 3}
