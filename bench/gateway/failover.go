@@ -15,6 +15,17 @@ type failoverResult struct {
 	// and "one".
 	latency *loadResult
 	park    []parkResult
+	// tail is the 32-connection run of the one-target route and of
+	// failover-tail, in one detour, by stream mode.
+	tail []tailResult
+}
+
+// tailResult compares, at many connections, the one-target route with
+// failover-tail, whose first target always answers 429 with Retry-After: 1.
+type tailResult struct {
+	stream      bool
+	conns       int
+	plain, fail *loadResult
 }
 
 // parkResult is a run at many connections against the failover route,
@@ -135,8 +146,49 @@ func (b *bench) runFailover() error {
 		b.logf("failover %d conns stream=%v: %d answers (%d failed over); the failing target got %d requests after the one that parked it: %d probes, %d between probes (shortest gap %s)%s",
 			conns, stream, res.ok, pr.failovers, a.total-1, a.probes, a.between, a.minGap.Round(time.Microsecond), loadErrNote(res))
 	}
+	for _, stream := range b.opt.streams {
+		tr, err := b.runTail(stream)
+		if err != nil {
+			return err
+		}
+		f.tail = append(f.tail, tr)
+	}
 	b.failover = f
 	return nil
+}
+
+// runTail runs the one-target route, then failover-tail, each at 32
+// connections for the failover duration after a second of warm-up, in one
+// fresh detour: the tail a failover adds once the failing target's breaker
+// has opened.
+func (b *bench) runTail(stream bool) (tailResult, error) {
+	const conns = 32
+	tr := tailResult{stream: stream, conns: conns}
+	det, err := b.startDetour(fmt.Sprintf("failover-tail-s%v", stream), "-")
+	if err != nil {
+		return tr, err
+	}
+	defer det.stop()
+	addr, err := hostPort(det.url)
+	if err != nil {
+		return tr, err
+	}
+	const path = "/v1/chat/completions"
+	for _, r := range []struct {
+		route string
+		out   **loadResult
+	}{{"bench-model", &tr.plain}, {"failover-tail", &tr.fail}} {
+		res := runLoad(loadSpec{addr: addr, conns: conns, warmup: time.Second, duration: b.opt.failoverDur,
+			requests: []request{newRequest(r.route, addr, path, chatBody(r.route, stream, b.opt.promptBytes), stream)}})
+		if res.ok == 0 {
+			return tr, fmt.Errorf("failover tail run %s: no request succeeded: %s; detour's stderr:\n%s", r.route, res.errSummary(), tail(det.log))
+		}
+		*r.out = res
+	}
+	b.logf("failover tail %d conns stream=%v: one-target p99 %s ms, failover-tail p99 %s ms (%d of %d failed over)%s%s",
+		conns, stream, ms(tr.plain.all().Quantile(0.99)), ms(tr.fail.all().Quantile(0.99)),
+		count(tr.fail.hists, "failover-tail/failover"), tr.fail.ok, loadErrNote(tr.plain), loadErrNote(tr.fail))
+	return tr, nil
 }
 
 // primePark sends req once and checks that it failed over: the failing
@@ -223,4 +275,34 @@ func (b *bench) reportFailover(p func(string, ...any)) {
 	p("\nA parked target should see one probe per park (at most %.0f in %s: each probe's 429 parks it again) and nothing "+
 		"between them; \"failed over\" counts the answers whose x-detour-attempts is 2, which should equal the probes.\n\n",
 		float64(b.opt.failoverDur)/float64(park), b.opt.failoverDur)
+	if len(f.tail) > 0 {
+		p("Failover tail: route `failover-tail` = [slow429/bench-model, %s/bench-model] under the default budget, its first "+
+			"target always answering 429 with `Retry-After: 1` (a wait detour obeys until the breaker opens: 3 failures, then "+
+			"open 10 s with one probe each time), against the one-target route; %d connections, %s each after 1 s of "+
+			"warm-up, in one detour:\n\n", b.upstreamProvider(), 32, b.opt.failoverDur)
+		p("| stream | route | answers | failed over | p50 ms | p99 ms | max ms | errors |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, t := range f.tail {
+			for _, r := range []struct {
+				name string
+				res  *loadResult
+			}{{"one-target", t.plain}, {"failover-tail", t.fail}} {
+				all := r.res.all()
+				p("| %v | %s | %d | %d | %s | %s | %s | %d |\n", t.stream, r.name, r.res.ok, count(r.res.hists, "failover-tail/failover"),
+					ms(all.Quantile(0.5)), ms(all.Quantile(0.99)), ms(all.Max()), r.res.fail)
+			}
+		}
+		p("\n")
+	}
+}
+
+// tailRatios returns, per stream mode run, failover-tail's p99 over the
+// one-target route's.
+func (f *failoverResult) tailRatios() []float64 {
+	var out []float64
+	for _, t := range f.tail {
+		if plain := t.plain.all().Quantile(0.99); plain > 0 {
+			out = append(out, float64(t.fail.all().Quantile(0.99))/float64(plain))
+		}
+	}
+	return out
 }

@@ -295,6 +295,9 @@ func (b *bench) reportTargets(p func(string, ...any)) {
 			between += r.arrivals.between
 		}
 		p("| requests reaching a parked target between probes | %d | 0 | %s |\n", between, yesNo(between == 0))
+		for i, r := range f.tailRatios() {
+			p("| p99 of failover-tail / one-target route, 32 conns, stream=%v | %.2fx | ≤ 2x | %s |\n", f.tail[i].stream, r, yesNo(r <= 2))
+		}
 	}
 	p("\n")
 }

@@ -2,10 +2,11 @@
 // simulate server on a free loopback port, in a process of its own so that
 // its CPU time and memory stay apart from the system under test.
 //
-// It hosts three providers: "up" (OpenAI dialect), which answers every
-// request (any model name); "upa", the same in Anthropic's dialect; and
+// It hosts four providers: "up" (OpenAI dialect), which answers every
+// request (any model name); "upa", the same in Anthropic's dialect;
 // "fail" (OpenAI dialect), which answers every request with a 429 rate
-// limit whose Retry-After is -fail-retry-after. The first stdout line is
+// limit whose Retry-After is -fail-retry-after; and "slow429", the same
+// with a Retry-After of -tail-retry-after (1 s: a wait detour would obey). The first stdout line is
 // the server's root URL; providers live under /up/v1, /upa (the client
 // appends /v1/messages) and /fail/v1.
 //
@@ -47,21 +48,24 @@ type Stats struct {
 
 func main() {
 	retryAfter := flag.Duration("fail-retry-after", 200*time.Millisecond, "Retry-After of the failing provider's 429s")
+	tailRetryAfter := flag.Duration("tail-retry-after", time.Second, "Retry-After of the slow429 provider's 429s")
 	firstToken := flag.Duration("latency", 0, "time before the headers of each answer (0: at once)")
 	perChunk := flag.Duration("per-chunk", 0, "time between streamed chunks (0: at once)")
 	flag.Parse()
-	if err := run(*retryAfter, simulate.Latency{FirstToken: *firstToken, PerChunk: *perChunk}); err != nil {
+	if err := run(*retryAfter, *tailRetryAfter, simulate.Latency{FirstToken: *firstToken, PerChunk: *perChunk}); err != nil {
 		fmt.Fprintln(os.Stderr, "upstream:", err)
 		os.Exit(1)
 	}
 }
 
-func run(retryAfter time.Duration, lat simulate.Latency) error {
+func run(retryAfter, tailRetryAfter time.Duration, lat simulate.Latency) error {
 	sim, err := simulate.NewServer(
 		simulate.Provider{Name: "up", Latency: lat},
 		simulate.Provider{Name: "upa", Dialect: simulate.DialectAnthropic, Latency: lat},
 		simulate.Provider{Name: "fail",
 			Profile: simulate.Always(simulate.Fault{Kind: simulate.RateLimit, RetryAfter: retryAfter})},
+		simulate.Provider{Name: "slow429",
+			Profile: simulate.Always(simulate.Fault{Kind: simulate.RateLimit, RetryAfter: tailRetryAfter})},
 	)
 	if err != nil {
 		return err
