@@ -50,6 +50,15 @@ func (b *Breaker) Settings() Settings { return b.s }
 // match ErrParked comes from the Store; the target's state is then unknown
 // and the caller may send anyway (health is advisory).
 func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
+	if pk, ok := b.store.(Peeker); ok {
+		// A closed key needs no write: its permit is its generation (a
+		// key never seen starts at 1, as initEntry makes it).
+		if e, found := pk.Peek(key); !found {
+			return Permit{Key: key, gen: 1}, nil
+		} else if e.State == Closed && e.Generation != 0 {
+			return Permit{Key: key, gen: e.Generation}, nil
+		}
+	}
 	var (
 		p      Permit
 		parked *ParkedError
@@ -113,6 +122,9 @@ func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
 // target last changed state (or for another key). Store errors are dropped:
 // health is advisory, and a lost outcome costs at most a late park.
 func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
+	if b.unchanged(key, p, o) {
+		return
+	}
 	_ = b.store.Update(key, func(e *Entry) bool {
 		save := initEntry(e, key)
 		stale := p.Key != key || p.gen != e.Generation
@@ -163,6 +175,24 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 	})
 }
 
+// unchanged reports, without a write, an outcome that changes nothing: one
+// that is not the key's fault from a permit that is no probe, or a success
+// on a key that is closed and clean (or was never seen).
+func (b *Breaker) unchanged(key string, p Permit, o Outcome) bool {
+	if excluded(o.Kind) && !p.Probe {
+		return true
+	}
+	if o.Kind != "" {
+		return false
+	}
+	pk, ok := b.store.(Peeker)
+	if !ok {
+		return false
+	}
+	e, found := pk.Peek(key)
+	return !found || e.State == Closed && e.Failures == 0 && e.Generation != 0
+}
+
 // Park parks key until until (capped by MaxPark), for reason. An until not
 // after now means WallCooldown. A longer park already in force is kept.
 // Permits issued before the park are stale from then on.
@@ -178,10 +208,15 @@ func (b *Breaker) Park(key string, until time.Time, reason string, now time.Time
 // seen reads Closed.
 func (b *Breaker) Get(key string, now time.Time) Entry {
 	var out Entry
-	err := b.store.Update(key, func(e *Entry) bool {
-		out = *e
-		return false
-	})
+	var err error
+	if pk, ok := b.store.(Peeker); ok {
+		out, _ = pk.Peek(key)
+	} else {
+		err = b.store.Update(key, func(e *Entry) bool {
+			out = *e
+			return false
+		})
+	}
 	if err != nil || out.State == "" {
 		return Entry{Key: key, State: Closed}
 	}

@@ -52,11 +52,27 @@ type Store interface {
 	Entries() ([]Entry, error)
 }
 
+// Peeker is a Store that can also read one entry on its own, with no
+// callback: the breaker's fast path for the common case, a key that is
+// closed and clean, where Allow and a success's Done change nothing.
+type Peeker interface {
+	// Peek returns the entry stored under key, and whether there is one.
+	Peek(key string) (Entry, bool)
+}
+
 // MemoryStore is a Store held in this process's memory. The zero value is
 // ready to use; it is safe for concurrent use.
 type MemoryStore struct {
-	mu      sync.Mutex       // guards entries, and makes each Update atomic
+	mu      sync.RWMutex     // guards entries, and makes each Update atomic
 	entries map[string]Entry // by key
+}
+
+// Peek implements Peeker.
+func (m *MemoryStore) Peek(key string) (Entry, bool) {
+	m.mu.RLock()
+	e, ok := m.entries[key]
+	m.mu.RUnlock()
+	return e, ok
 }
 
 // Update implements Store. fn runs with the store's lock held, once.
@@ -75,8 +91,8 @@ func (m *MemoryStore) Update(key string, fn func(e *Entry) bool) error {
 
 // Entries implements Store.
 func (m *MemoryStore) Entries() ([]Entry, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	out := make([]Entry, 0, len(m.entries))
 	for _, e := range m.entries {
 		out = append(out, e)

@@ -47,10 +47,13 @@ type watch struct {
 	phase  int
 	bodyAt time.Duration // since the send: the last read of a non-streamed body
 	timer  *time.Timer
-	at     time.Duration   // since the send: when the armed limit expires
-	next   *llm.LimitError // the cause the armed timer ends the attempt with
-	fired  *llm.LimitError // the cause it did end it with
-	done   bool
+	at     time.Duration // since the send: when the armed limit expires
+	// nextErr and nextLimit are the limit the armed timer ends the
+	// attempt with (nextErr nil: none armed).
+	nextErr   error
+	nextLimit time.Duration
+	fired     *llm.LimitError // the limit that did end it
+	done      bool
 }
 
 // newWatch starts timing an attempt sent now, whose context's cancel is
@@ -66,13 +69,13 @@ func newWatch(cancel context.CancelCauseFunc, lim limits, stream bool) *watch {
 // armLocked sets the timer to the nearest limit of the current phase, or
 // stops it when the phase has none.
 func (w *watch) armLocked() {
-	var cause *llm.LimitError
+	w.nextErr = nil
 	consider := func(d time.Duration, err error, from time.Duration) {
 		if d <= 0 {
 			return
 		}
-		if end := from + d; cause == nil || end < w.at {
-			w.at, cause = end, &llm.LimitError{Err: err, Limit: d}
+		if end := from + d; w.nextErr == nil || end < w.at {
+			w.at, w.nextErr, w.nextLimit = end, err, d
 		}
 	}
 	switch w.phase {
@@ -91,8 +94,7 @@ func (w *watch) armLocked() {
 		}
 	}
 	consider(w.lim.maxDuration, llm.ErrMaxDuration, 0)
-	w.next = cause
-	if cause == nil {
+	if w.nextErr == nil {
 		if w.timer != nil {
 			w.timer.Stop()
 		}
@@ -109,7 +111,7 @@ func (w *watch) armLocked() {
 // expire ends the attempt with the armed limit's cause.
 func (w *watch) expire() {
 	w.mu.Lock()
-	if w.done || w.fired != nil || w.next == nil {
+	if w.done || w.fired != nil || w.nextErr == nil {
 		w.mu.Unlock()
 		return
 	}
@@ -119,7 +121,7 @@ func (w *watch) expire() {
 		w.mu.Unlock()
 		return
 	}
-	w.fired = w.next
+	w.fired = &llm.LimitError{Err: w.nextErr, Limit: w.nextLimit}
 	w.mu.Unlock()
 	w.cancel(w.fired)
 }

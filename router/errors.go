@@ -49,8 +49,10 @@ type Exhaustion string
 
 // The ways a route runs out of candidates.
 const (
-	// RateLimited: every candidate was rate limited, walled or parked for
-	// one of these (a gateway answers 429 with Retry-After).
+	// RateLimited: every candidate was rate limited, walled (no credits,
+	// a quota) or parked for one of these (a gateway answers 429 with
+	// Retry-After). A rejected key (401, 403) is not a wall a client can
+	// wait out: it counts as Unavailable.
 	RateLimited Exhaustion = "rate_limited"
 	// TimedOut: every candidate stayed silent until one of detour's limits
 	// (a gateway answers 504).

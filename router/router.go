@@ -172,11 +172,7 @@ func (r *Router) newWalk(route *Route, opts Options, sw *streamWalk) (*walk, err
 	}
 	w.started = w.clk.Now()
 	w.budget = route.Budget.WithDefaults()
-	w.last = make(map[string]Candidate)
-	w.tried = make(map[string]bool)
-	w.down = make(map[string]string)
-	w.sendsTo = make(map[string]int)
-	w.parked = make(map[string]*health.ParkedError)
+	w.cs = make([]cand, len(cands))
 	return w, nil
 }
 

@@ -23,11 +23,12 @@ type permits struct {
 // permits already granted (a probe among them) are handed back.
 func (w *walk) allow(t *Target, now time.Time) (permits, *health.ParkedError, error) {
 	hb := w.r.health()
+	id, acct, end := w.keys(t)
 	var p permits
 	var err error
-	if p.endpoint, err = hb.Allow(t.EndpointKey(), now); err == nil {
-		if p.account, err = hb.Allow(t.AccountKey(), now); err == nil {
-			if p.target, err = hb.Allow(t.ID(), now); err == nil {
+	if p.endpoint, err = hb.Allow(end, now); err == nil {
+		if p.account, err = hb.Allow(acct, now); err == nil {
+			if p.target, err = hb.Allow(id, now); err == nil {
 				return p, nil, nil
 			}
 		}
@@ -47,14 +48,15 @@ var released = health.Outcome{Kind: classify.Canceled}
 // release hands back the permits of an attempt that was not sent.
 func (w *walk) release(t *Target, p permits, now time.Time) {
 	hb := w.r.health()
+	id, acct, end := w.keys(t)
 	if p.endpoint.Key != "" {
-		hb.Done(t.EndpointKey(), p.endpoint, released, now)
+		hb.Done(end, p.endpoint, released, now)
 	}
 	if p.account.Key != "" {
-		hb.Done(t.AccountKey(), p.account, released, now)
+		hb.Done(acct, p.account, released, now)
 	}
 	if p.target.Key != "" {
-		hb.Done(t.ID(), p.target, released, now)
+		hb.Done(id, p.target, released, now)
 	}
 }
 
@@ -62,10 +64,11 @@ func (w *walk) release(t *Target, p permits, now time.Time) {
 // hands the other permits back; a success (zero Outcome) closes all three.
 func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome, now time.Time) {
 	hb := w.r.health()
+	id, acct, end := w.keys(t)
 	if o.Kind == "" {
-		hb.Done(t.EndpointKey(), p.endpoint, o, now)
-		hb.Done(t.AccountKey(), p.account, o, now)
-		hb.Done(t.ID(), p.target, o, now)
+		hb.Done(end, p.endpoint, o, now)
+		hb.Done(acct, p.account, o, now)
+		hb.Done(id, p.target, o, now)
 		return
 	}
 	e, a, tg := released, released, o
@@ -75,20 +78,21 @@ func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome
 	case classify.ScopeAccount:
 		a, tg = o, released
 	}
-	hb.Done(t.EndpointKey(), p.endpoint, e, now)
-	hb.Done(t.AccountKey(), p.account, a, now)
-	hb.Done(t.ID(), p.target, tg, now)
+	hb.Done(end, p.endpoint, e, now)
+	hb.Done(acct, p.account, a, now)
+	hb.Done(id, p.target, tg, now)
 }
 
 // scopeKey is the health key a failure of scope s counts under for t.
-func scopeKey(t *Target, s classify.Scope) string {
+func (w *walk) scopeKey(t *Target, s classify.Scope) string {
+	id, acct, end := w.keys(t)
 	switch s {
 	case classify.ScopeEndpoint:
-		return t.EndpointKey()
+		return end
 	case classify.ScopeAccount:
-		return t.AccountKey()
+		return acct
 	}
-	return t.ID()
+	return id
 }
 
 // blocked reports whether Allow would refuse t at now: its own key, its
@@ -96,7 +100,8 @@ func scopeKey(t *Target, s classify.Scope) string {
 // half-open with another caller's probe out.
 func (w *walk) blocked(t *Target, now time.Time) bool {
 	hb := w.r.health()
-	for _, k := range [...]string{t.ID(), t.AccountKey(), t.EndpointKey()} {
+	id, acct, end := w.keys(t)
+	for _, k := range [...]string{id, acct, end} {
 		if e := hb.Get(k, now); e.State == health.Open || e.State == health.HalfOpen && !e.ProbeUntil.IsZero() {
 			return true
 		}

@@ -24,8 +24,12 @@ func (c *refusedClient) err() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
 
-func (c *refusedClient) Complete(context.Context, *llm.Request) (*llm.Response, error) { return nil, c.err() }
-func (c *refusedClient) Stream(context.Context, *llm.Request) (llm.Stream, error)      { return nil, c.err() }
+func (c *refusedClient) Complete(context.Context, *llm.Request) (*llm.Response, error) {
+	return nil, c.err()
+}
+func (c *refusedClient) Stream(context.Context, *llm.Request) (llm.Stream, error) {
+	return nil, c.err()
+}
 
 // An endpoint that refuses connections: every target on that host is
 // skipped in the request once it failed, a target elsewhere answers, and

@@ -14,6 +14,21 @@ import (
 	"github.com/detourhq/detour/policy"
 )
 
+// cand is one candidate's state in a walk.
+type cand struct {
+	// id, acct and end are its health keys (Target.ID, AccountKey,
+	// EndpointKey), made at first use.
+	id, acct, end string
+	// tried is set once it had its turn; sends counts its sends.
+	tried bool
+	sends int
+	// last is its last word, when has.
+	last Candidate
+	has  bool
+	// parked is the park that skipped it, if one did.
+	parked *health.ParkedError
+}
+
 // walk is the state of one request going down its chain.
 type walk struct {
 	r       *Router
@@ -30,12 +45,12 @@ type walk struct {
 	hop         int
 	unknownHops int
 	spentExtra  float64
-	tried       map[string]bool                // targets that had their turn, by ID
-	down        map[string]string              // account and endpoint keys a failure reached in this request: its reason
-	last        map[string]Candidate           // each target's last word, by ID
-	sendsTo     map[string]int                 // sends to each target, by ID
-	parked      map[string]*health.ParkedError // the park that skipped each target, by ID
-	lastErr     error
+	// cs holds each candidate's state, by its index in cands.
+	cs []cand
+	// down maps the account and endpoint keys a failure reached in this
+	// request to its reason; nil until one did.
+	down    map[string]string
+	lastErr error
 	// stopWhy says why the walk ended before reaching every candidate.
 	stopWhy string
 	// retryAt is the earliest reset or wait a failure named.
@@ -48,6 +63,44 @@ type walk struct {
 	// stream that reached its first output.
 	stream   *streamWalk
 	earliest time.Time // earliest reset of a parked candidate
+}
+
+// state returns t's state: t is one of w.cands.
+func (w *walk) state(t *Target) *cand {
+	for i, c := range w.cands {
+		if c == t {
+			return &w.cs[i]
+		}
+	}
+	panic("router: target not in the walk")
+}
+
+// keys returns t's health keys: its own, its account's, its endpoint's.
+func (w *walk) keys(t *Target) (id, acct, end string) {
+	c := w.state(t)
+	if c.id == "" {
+		c.id, c.acct, c.end = t.ID(), t.AccountKey(), t.EndpointKey()
+	}
+	return c.id, c.acct, c.end
+}
+
+// hadTurn reports whether t, or the same target listed earlier, had its
+// turn in this request.
+func (w *walk) hadTurn(t *Target) bool {
+	for i, c := range w.cands {
+		if w.cs[i].tried && c.Provider == t.Provider && c.Model == t.Model {
+			return true
+		}
+	}
+	return false
+}
+
+// downReason is the reason a failure of this request reached key, or "".
+func (w *walk) downReason(key string) string {
+	if w.down == nil {
+		return ""
+	}
+	return w.down[key]
 }
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
@@ -77,7 +130,9 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 					return nil, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
 				}
 				w.earliest = time.Time{}
-				clear(w.tried)
+				for i := range w.cs {
+					w.cs[i].tried = false
+				}
 				clear(w.down)
 				i = -1
 			}
@@ -89,7 +144,7 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 // admit decides whether t may be sent to now, recording a skip when not.
 // retry is true for a second send to the same target.
 func (w *walk) admit(t *Target, retry bool) (permits, bool) {
-	id := t.ID()
+	_, acct, end := w.keys(t)
 	switch {
 	case t.Client == nil:
 		reason := "no key"
@@ -98,16 +153,16 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		}
 		w.skip(t, ledger.StatusSkippedNoKey, reason)
 		return permits{}, true
-	case w.tried[id] && !retry:
+	case !retry && w.hadTurn(t):
 		w.skip(t, ledger.StatusSkippedTried, "already had its turn in this request")
 		return permits{}, true
-	case w.down[t.AccountKey()] != "" && !retry:
-		w.skip(t, ledger.StatusSkippedAccount, classify.OneLine("account "+strings.TrimPrefix(t.AccountKey(), "account:")+
-			" failed in this request: "+w.down[t.AccountKey()]))
+	case !retry && w.downReason(acct) != "":
+		w.skip(t, ledger.StatusSkippedAccount, classify.OneLine("account "+strings.TrimPrefix(acct, "account:")+
+			" failed in this request: "+w.downReason(acct)))
 		return permits{}, true
-	case w.down[t.EndpointKey()] != "" && !retry:
+	case !retry && w.downReason(end) != "":
 		w.skip(t, ledger.StatusSkippedEndpoint, classify.OneLine("endpoint "+endpointName(t)+
-			" failed in this request: "+w.down[t.EndpointKey()]))
+			" failed in this request: "+w.downReason(end)))
 		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
 		u := estimate(w.req, t)
@@ -135,10 +190,11 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 // its endpoint's park.
 func (w *walk) skipParked(t *Target, parked *health.ParkedError) {
 	what := ""
+	_, acct, end := w.keys(t)
 	switch parked.Key {
-	case t.AccountKey():
+	case acct:
 		what = "account " + strings.TrimPrefix(parked.Key, "account:") + " "
-	case t.EndpointKey():
+	case end:
 		what = "endpoint " + endpointName(t) + " "
 	}
 	reason := what + "parked until " + parked.Until.UTC().Format("15:04:05")
@@ -149,7 +205,7 @@ func (w *walk) skipParked(t *Target, parked *health.ParkedError) {
 		reason += " (" + parked.Reason + ")"
 	}
 	w.skip(t, ledger.StatusSkippedParked, classify.OneLine(reason))
-	w.parked[t.ID()] = parked
+	w.state(t).parked = parked
 	if parked.Until.After(w.clk.Now()) && (w.retryAt.IsZero() || parked.Until.Before(w.retryAt)) {
 		w.retryAt = parked.Until
 	}
@@ -165,7 +221,7 @@ func endpointName(t *Target) string {
 
 // try sends to t until it answers or policy moves on. stop ends the walk.
 func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.Request) (*Result, bool, error) {
-	w.tried[t.ID()] = true
+	w.state(t).tried = true
 	treq := req.Clone()
 	treq.Model = t.Model
 	for n := 1; ; n++ {
@@ -178,7 +234,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			p = np
 		}
 		w.sends++
-		w.sendsTo[t.ID()]++
+		w.state(t).sends++
 		start := w.clk.Now()
 		var resp *llm.Response
 		var st *routedStream
@@ -216,7 +272,10 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 		}
 		w.lastErr = err
 		if f.Scope == classify.ScopeAccount || f.Scope == classify.ScopeEndpoint {
-			w.down[scopeKey(t, f.Scope)] = f.Reason
+			if w.down == nil {
+				w.down = make(map[string]string)
+			}
+			w.down[w.scopeKey(t, f.Scope)] = f.Reason
 		}
 		in := policy.Input{
 			Failure: f, Phase: policy.PhaseSent, Budget: w.budget,
@@ -244,16 +303,22 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			in.Blocked = true
 			d = policy.Decide(in)
 		}
-		if e := w.r.health().Get(scopeKey(t, f.Scope), now); e.State == health.Open && e.Until.After(now) &&
-			(w.earliest.IsZero() || e.Until.Before(w.earliest)) {
-			w.earliest = e.Until
+		if e := w.r.health().Get(w.scopeKey(t, f.Scope), now); e.State == health.Open && e.Until.After(now) {
+			// The park this failure caused: when the target may be
+			// tried again.
+			if w.earliest.IsZero() || e.Until.Before(w.earliest) {
+				w.earliest = e.Until
+			}
+			if w.retryAt.IsZero() || e.Until.Before(w.retryAt) {
+				w.retryAt = e.Until
+			}
 		}
 		if u := f.Until; u.After(now) && (w.retryAt.IsZero() || u.Before(w.retryAt)) {
 			w.retryAt = u
 		}
 		a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, d.Action, f.Reason, &f
 		a.Wait = d.Wait
-		w.last[t.ID()] = Candidate{Target: t.ID(), Status: f.Status, Kind: f.Kind, Scope: f.Scope, Reason: fullReason(f)}
+		w.setLast(t, Candidate{Status: f.Status, Kind: f.Kind, Scope: f.Scope, Reason: fullReason(f)})
 		w.spentExtra += a.Cost
 		w.record(a)
 		switch d.Action {
@@ -353,8 +418,10 @@ func estimate(req *llm.Request, t *Target) llm.Usage {
 func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 	now := w.clk.Now()
 	for _, t := range w.cands[idx+1:] {
-		if t.Client == nil || w.tried[t.ID()] || w.down[t.AccountKey()] != "" || w.down[t.EndpointKey()] != "" ||
-			w.blocked(t, now) {
+		if t.Client == nil || w.hadTurn(t) {
+			continue
+		}
+		if _, acct, end := w.keys(t); w.downReason(acct) != "" || w.downReason(end) != "" || w.blocked(t, now) {
 			continue
 		}
 		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
@@ -382,8 +449,14 @@ func (w *walk) sleep(ctx context.Context, d time.Duration) bool {
 	return w.clk.Sleep(ctx, d)
 }
 
+// setLast records c as t's last word.
+func (w *walk) setLast(t *Target, c Candidate) {
+	st := w.state(t)
+	st.last, st.has = c, true
+}
+
 func (w *walk) skip(t *Target, status, reason string) {
-	w.last[t.ID()] = Candidate{Target: t.ID(), Status: status, Reason: reason}
+	w.setLast(t, Candidate{Status: status, Reason: reason})
 	w.record(Attempt{Target: t, Hop: w.hop, Failover: t != w.cands[0], Status: status, Action: "skip", Reason: reason})
 }
 
@@ -430,12 +503,13 @@ func (w *walk) lastKind() classify.Kind {
 func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 	e := &Error{Route: w.route.Name, RequestID: w.id, Kind: kind, Attempts: w.sends, Cause: cause, sentinel: sentinel,
 		Candidates: make([]Candidate, 0, len(w.cands))}
-	for _, t := range w.cands {
-		c, ok := w.last[t.ID()]
-		if !ok {
-			c = Candidate{Target: t.ID(), Reason: classify.OneLine("not tried: " + w.unreached(t))}
+	for i, t := range w.cands {
+		st := &w.cs[i]
+		c := st.last
+		if !st.has {
+			c = Candidate{Reason: classify.OneLine("not tried: " + w.unreached(t))}
 		}
-		c.Sends = w.sendsTo[t.ID()]
+		c.Target, c.Sends = t.ID(), st.sends
 		e.Candidates = append(e.Candidates, c)
 	}
 	if sentinel == ErrAllFailed {
@@ -452,10 +526,10 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 // stopped for the reason policy gave.
 func (w *walk) unreached(t *Target) string {
 	switch {
-	case w.down[t.AccountKey()] != "":
-		return "account " + strings.TrimPrefix(t.AccountKey(), "account:") + " failed in this request: " + w.down[t.AccountKey()]
-	case w.down[t.EndpointKey()] != "":
-		return "endpoint " + endpointName(t) + " failed in this request: " + w.down[t.EndpointKey()]
+	case w.downReason(t.AccountKey()) != "":
+		return "account " + strings.TrimPrefix(t.AccountKey(), "account:") + " failed in this request: " + w.downReason(t.AccountKey())
+	case w.downReason(t.EndpointKey()) != "":
+		return "endpoint " + endpointName(t) + " failed in this request: " + w.downReason(t.EndpointKey())
 	case t.Client == nil:
 		return "no key"
 	case w.blocked(t, w.clk.Now()):
@@ -467,20 +541,23 @@ func (w *walk) unreached(t *Target) string {
 }
 
 // exhaustion says what kind of failure every candidate met: rate limits
-// and walls (parks for them included), timeouts, or anything else. Skips
-// that say nothing of the provider (no key, the cost ceiling, not reached)
-// do not count.
+// and walls (parks for them included) other than a rejected key,
+// timeouts, or anything else. Skips that say nothing of the provider (no
+// key, the cost ceiling, not reached) do not count.
 func (w *walk) exhaustion(cands []Candidate) Exhaustion {
 	rated, timed, n := 0, 0, 0
-	for _, c := range cands {
+	for i, c := range cands {
 		status, kind := c.Status, c.Kind
-		if p := w.parked[c.Target]; p != nil && status == ledger.StatusSkippedParked {
+		if p := w.cs[i].parked; p != nil && status == ledger.StatusSkippedParked {
 			status, kind = p.Status, p.Kind
 		} else if c.Sends == 0 {
 			continue
 		}
 		n++
 		switch {
+		case rejectedKey(status):
+			// A rejected key is the operator's to fix: no client can wait
+			// it out.
 		case kind == classify.Wall || status == "http_429":
 			rated++
 		case timeoutStatus(status):
@@ -495,6 +572,9 @@ func (w *walk) exhaustion(cands []Candidate) Exhaustion {
 	}
 	return Unavailable
 }
+
+// rejectedKey reports a ledger status of a provider refusing detour's key.
+func rejectedKey(s string) bool { return s == "http_401" || s == "http_403" || s == "http_407" }
 
 // timeoutStatus reports a ledger status of a target that stayed silent.
 func timeoutStatus(s string) bool {
