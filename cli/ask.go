@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
@@ -97,7 +98,7 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	}
 	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
 
-	r := &router.Router{Ledger: sink}
+	r := &router.Router{Ledger: sink, Health: newBreaker(cfg)}
 	if !f.quiet {
 		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
 	}
@@ -150,6 +151,12 @@ func loadConfig(cmd *cobra.Command, env Env) (*config.Config, error) {
 		return nil, withCode(ExitConfig, err)
 	}
 	return cfg, nil
+}
+
+// newBreaker builds the breaker the config's health: section describes.
+// Every command that routes requests gets its breaker here.
+func newBreaker(cfg *config.Config) *health.Breaker {
+	return health.New(cfg.Health.Settings)
 }
 
 // ledgerPath returns where the ledger goes: flag, $DETOUR_LEDGER, else the

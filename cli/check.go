@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/router"
 )
 
 type checkRoute struct {
@@ -16,7 +19,29 @@ type checkRoute struct {
 	Budget     string        `json:"budget"`
 	FailClosed []string      `json:"fail_closed_on"`
 	Fallback   bool          `json:"fallback"`
+	Timeouts   checkTimeouts `json:"timeouts"`
 	Chain      []checkTarget `json:"chain"`
+}
+
+// checkTimeouts are a route's limits with the router's defaults applied:
+// a duration ("30s") or "none".
+type checkTimeouts struct {
+	Deadline    string `json:"deadline"`
+	Reserve     string `json:"reserve"`
+	Header      string `json:"header_timeout"`
+	FirstToken  string `json:"first_token"`
+	Idle        string `json:"idle_timeout"`
+	MaxDuration string `json:"max_duration"`
+	Buffered    bool   `json:"buffered"`
+}
+
+// checkBreaker is the breaker's settings with their defaults applied.
+type checkBreaker struct {
+	FailureThreshold int    `json:"failure_threshold"`
+	OpenFor          string `json:"open_for"`
+	WallCooldown     string `json:"wall_cooldown"`
+	MaxPark          string `json:"max_park"`
+	ProbeTimeout     string `json:"probe_timeout"`
 }
 
 type checkTarget struct {
@@ -28,6 +53,7 @@ type checkTarget struct {
 
 type checkReport struct {
 	Config   string       `json:"config"`
+	Breaker  checkBreaker `json:"breaker"`
 	Routes   []checkRoute `json:"routes"`
 	Warnings []string     `json:"warnings"`
 }
@@ -39,11 +65,16 @@ func newCheck(env Env) *cobra.Command {
 		Short: "Validate the config and show each route's chain, pools and keys",
 		Long: `check loads the config (or, with no file, the presets whose API key variables
 are set), validates it, and prints each route's chain with each target's
-billing pool and whether its key is set. Key values are never printed.
+billing pool and whether its key is set, each route's time limits (the
+router's defaults filled in; "none" for no limit) and the breaker's settings
+(the health: section). Key values are never printed.
 
 It warns when a route's candidates all share one billing pool (one dry
 account takes the whole route down), when a paid target comes before a free
-one, and when no key of a route is set. Warnings do not change the exit code;
+one, when no key of a route is set, when a target sits past the budget's
+max_attempts or past fallback: false (so it is rarely or never reached), and
+when the first attempt's header_timeout or first_token can eat the time the
+budget keeps for the next candidates. Warnings do not change the exit code;
 an invalid config exits 4 with every problem's file:line:column.`,
 		Example: `  detour check
   detour check --config ./detour.yaml --json`,
@@ -57,7 +88,7 @@ an invalid config exits 4 with every problem's file:line:column.`,
 			if err != nil {
 				return withCode(ExitConfig, err)
 			}
-			rep := checkReport{Config: cfg.File, Warnings: cfg.Warnings(env.Getenv)}
+			rep := checkReport{Config: cfg.File, Warnings: cfg.Warnings(env.Getenv), Breaker: breakerReport(newBreaker(cfg).Settings())}
 			if rep.Config == "" {
 				rep.Config = "(no file: presets of the API key variables that are set)"
 			}
@@ -67,7 +98,7 @@ an invalid config exits 4 with every problem's file:line:column.`,
 			}
 			for _, name := range cfg.RouteNames() {
 				r, cr := routes[name], cfg.Routes[name]
-				out := checkRoute{Name: name, Budget: cr.BudgetName, Fallback: !r.NoFallback}
+				out := checkRoute{Name: name, Budget: cr.BudgetName, Fallback: !r.NoFallback, Timeouts: timeoutsReport(r)}
 				if out.Budget == "" {
 					out.Budget = "custom"
 				}
@@ -97,15 +128,49 @@ an invalid config exits 4 with every problem's file:line:column.`,
 	return cmd
 }
 
+// timeoutsReport returns r's limits, defaults applied.
+func timeoutsReport(r *router.Route) checkTimeouts {
+	b := r.Budget.WithDefaults()
+	header, first, idle := r.Timeouts()
+	return checkTimeouts{Deadline: limitText(b.Deadline), Reserve: limitText(b.Reserve),
+		Header: limitText(header), FirstToken: limitText(first), Idle: limitText(idle),
+		MaxDuration: limitText(r.MaxDuration), Buffered: r.Buffered}
+}
+
+// breakerReport returns s (defaults applied) for the report.
+func breakerReport(s health.Settings) checkBreaker {
+	return checkBreaker{FailureThreshold: s.FailureThreshold, OpenFor: limitText(s.OpenFor),
+		WallCooldown: limitText(s.WallCooldown), MaxPark: limitText(s.MaxPark), ProbeTimeout: limitText(s.ProbeTimeout)}
+}
+
+// limitText formats a limit: "none" when it is not above zero, else the
+// duration without trailing zero units ("5m", not "5m0s").
+func limitText(d time.Duration) string {
+	if d <= 0 {
+		return "none"
+	}
+	return config.ShortDuration(d)
+}
+
 func printCheck(env Env, rep checkReport) {
 	w := env.Stdout
 	fmt.Fprintf(w, "config: %s\n", rep.Config)
+	b := rep.Breaker
+	fmt.Fprintf(w, "breaker (health:): parks a target %s after %d failures in a row, %s after a wall with no reset named (at most %s); probe timeout %s\n",
+		b.OpenFor, b.FailureThreshold, b.WallCooldown, b.MaxPark, b.ProbeTimeout)
 	for _, r := range rep.Routes {
 		fb := ""
 		if !r.Fallback {
 			fb = ", failover only (fallback: false)"
 		}
 		fmt.Fprintf(w, "\nroute %s  (budget %s, fail closed on %s%s)\n", r.Name, r.Budget, strings.Join(r.FailClosed, ", "), fb)
+		t := r.Timeouts
+		buf := ""
+		if t.Buffered {
+			buf = ", buffered"
+		}
+		fmt.Fprintf(w, "  limits: deadline %s (reserve %s), header_timeout %s, first_token %s, idle_timeout %s, max_duration %s%s\n",
+			t.Deadline, t.Reserve, t.Header, t.FirstToken, t.Idle, t.MaxDuration, buf)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, t := range r.Chain {
 			fmt.Fprintf(tw, "  %d.\t%s\tpool %s\tkey %s\n", i+1, t.Target, t.Pool, t.Key)

@@ -250,3 +250,87 @@ type noSleep struct{}
 
 func (noSleep) Now() time.Time                                  { return time.Now() }
 func (noSleep) Sleep(ctx context.Context, _ time.Duration) bool { return ctx.Err() == nil }
+
+func TestAsk_UsesTheHealthSection(t *testing.T) {
+	for _, tt := range []struct {
+		name, health, want string
+	}{
+		// the default breaker (3 failures in a row) lets the retry go to p1
+		{"default breaker", "", "Hello from p1/m"},
+		// one failure parks p1, so the retry is refused and p2 answers
+		{"failure_threshold 1", "health:\n  failure_threshold: 1\n", "Hello from p2/m"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, vars := fixture(t)
+			appendFile(t, vars["DETOUR_CONFIG"], tt.health)
+			srv.Enqueue("p1", "m", sim.Fault{Kind: sim.ServerError})
+			code, out, errOut := run(t, vars, "", "ask", "--ledger", "-", "hello")
+			if code != ExitOK || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d, stdout %q, want %q; stderr:\n%s", code, out, tt.want, errOut)
+			}
+		})
+	}
+}
+
+// appendFile appends text to the file at path.
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheck_ShowsLimitsAndBreaker(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "detour.yaml")
+	if err := os.WriteFile(path, []byte(`providers:
+  a: {base_url: https://a.example/v1, key_env: A_KEY, pool: free}
+  b: {base_url: https://b.example/v1, key_env: B_KEY, pool: prepaid}
+defaults:
+  header_timeout: 10s
+  idle_timeout: 0
+health:
+  failure_threshold: 5
+  open_for: 30s
+routes:
+  tuned: {chain: [a/m, b/m], max_duration: 5m, buffered: true}
+  plain: {chain: [a/m, b/m], header_timeout: 0s, idle_timeout: 1m30s}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DETOUR_CONFIG": path, "A_KEY": "x", "B_KEY": "y"}
+	code, out, errOut := run(t, vars, "", "check")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"breaker (health:): parks a target 30s after 5 failures in a row, 5m after a wall with no reset named (at most 24h); probe timeout 2m",
+		"limits: deadline 1m (reserve 10s), header_timeout 10s, first_token 45s, idle_timeout none, max_duration 5m, buffered\n",
+		"limits: deadline 1m (reserve 10s), header_timeout none, first_token 45s, idle_timeout 1m30s, max_duration none\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = run(t, vars, "", "check", "--json")
+	if code != ExitOK {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
+	var rep checkReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	wantBreaker := checkBreaker{FailureThreshold: 5, OpenFor: "30s", WallCooldown: "5m", MaxPark: "24h", ProbeTimeout: "2m"}
+	if rep.Breaker != wantBreaker {
+		t.Errorf("breaker %+v, want %+v", rep.Breaker, wantBreaker)
+	}
+	wantTuned := checkTimeouts{Deadline: "1m", Reserve: "10s", Header: "10s", FirstToken: "45s", Idle: "none", MaxDuration: "5m", Buffered: true}
+	if len(rep.Routes) != 2 || rep.Routes[1].Name != "tuned" || rep.Routes[1].Timeouts != wantTuned {
+		t.Errorf("routes %+v, want route tuned with timeouts %+v", rep.Routes, wantTuned)
+	}
+}

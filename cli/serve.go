@@ -91,7 +91,8 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		return withCode(ExitConfig, err)
 	}
 	defer closeSink()
-	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: slog.New(handler)})
+	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: slog.New(handler),
+		Health: newBreaker(cfg)})
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}

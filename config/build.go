@@ -2,13 +2,14 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
-	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/wire/anthropic"
 	"github.com/detourhq/detour/wire/gemini"
@@ -91,9 +92,10 @@ func (c *Config) Lookup(name string, opts BuildOptions) (*router.Route, error) {
 }
 
 // TargetRoute makes a route of the one target addr ("provider/model"; the
-// model may contain "/"), named addr, with the interactive budget. The
-// provider may be declared or a preset; target detail comes from the file's
-// targets: entry or the preset.
+// model may contain "/"), named addr, with the settings of the defaults:
+// section (the interactive budget and the router's timeouts when there is
+// none). The provider may be declared or a preset; target detail comes from
+// the file's targets: entry or the preset.
 func (c *Config) TargetRoute(addr string, opts BuildOptions) (*router.Route, error) {
 	prov, _, ok := splitAddr(addr)
 	if !ok {
@@ -104,15 +106,15 @@ func (c *Config) TargetRoute(addr string, opts BuildOptions) (*router.Route, err
 		return nil, &Error{File: c.File, Err: ErrUnknownProvider,
 			Msg: c.unknownProviderMsg(prov) + fmt.Sprintf(" (in %s)", quote(addr))}
 	}
-	return c.builder(opts).route(Route{Name: addr, Chain: []string{addr},
-		BudgetName: "interactive", Budget: policy.Interactive()})
+	return c.builder(opts).route(c.Defaults.route(addr, []string{addr}))
 }
 
 // route makes one router.Route.
 func (b *builder) route(r Route) (*router.Route, error) {
 	out := &router.Route{Name: r.Name, Budget: r.Budget, NoFallback: r.NoFallback,
-		FailClosed: slices.Clone(r.FailClosedOn),
-		FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout, Buffered: r.Buffered}
+		FailClosed:    slices.Clone(r.FailClosedOn),
+		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
+		MaxDuration: r.MaxDuration, Buffered: r.Buffered}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)
@@ -168,7 +170,43 @@ func (b *builder) target(addr string) (router.Target, error) {
 		Pool: string(p.pool()), Dialect: string(p.dialect()), KeyEnv: p.KeyEnv,
 		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
 		Context: t.Context, MaxOutput: t.MaxOutput,
+		Account: p.Name, Endpoint: p.endpoint(),
 	}, nil
+}
+
+// endpoint returns the "host:port" p is served from, lower-cased: its
+// base_url's (or its dialect's default API root's), with port 443 for https
+// and 80 for http when none is written. Two providers on one host share an
+// endpoint, so a host that is down parks them both. Empty when the URL
+// cannot be read.
+func (p Provider) endpoint() string {
+	base := p.BaseURL
+	if base == "" {
+		switch p.dialect() {
+		case Anthropic:
+			base = anthropic.DefaultBaseURL
+		case Gemini:
+			base = gemini.DefaultBaseURL
+		default:
+			base = openai.DefaultBaseURL
+		}
+	}
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		default:
+			return ""
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // client returns p's client: nil when p's key variable is unset.

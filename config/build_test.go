@@ -48,12 +48,13 @@ func TestBuild_TargetsFromConfigPresetsAndEnv(t *testing.T) {
 		Name: "default", Budget: policy.Batch(), FailClosed: []classify.Kind{classify.Invalid}, NoFallback: true,
 		Chain: []router.Target{
 			{Provider: "groq", Model: "llama-3.3-70b-versatile", Family: "llama-3.3-70b", Pool: "free", Dialect: "openai",
-				KeyEnv: "GROQ_API_KEY", Context: 131072, MaxOutput: 32768},
+				KeyEnv: "GROQ_API_KEY", Context: 131072, MaxOutput: 32768, Account: "groq", Endpoint: "api.groq.com:443"},
 			{Provider: "mine", Model: "org/model-a", Family: "fam", Pool: "prepaid", Dialect: "openai", KeyEnv: "MINE_KEY",
-				PriceIn: 1, PriceOut: 2, Context: 1000, MaxOutput: 100},
-			{Provider: "local", Model: "qwen2.5:7b", Pool: "local", Dialect: "openai"},
+				PriceIn: 1, PriceOut: 2, Context: 1000, MaxOutput: 100, Account: "mine", Endpoint: "llm.example:443"},
+			{Provider: "local", Model: "qwen2.5:7b", Pool: "local", Dialect: "openai", Account: "local", Endpoint: "127.0.0.1:11434"},
 			{Provider: "openrouter", Model: "meta-llama/llama-3.3-70b-instruct", Family: "llama-3.3-70b", Pool: "credit",
-				Dialect: "openai", KeyEnv: "OPENROUTER_API_KEY", PriceIn: 0.12, PriceOut: 0.30, Context: 131072},
+				Dialect: "openai", KeyEnv: "OPENROUTER_API_KEY", PriceIn: 0.12, PriceOut: 0.30, Context: 131072,
+				Account: "openrouter", Endpoint: "openrouter.ai:443"},
 		},
 	}
 	if diff := cmp.Diff(want, r, cmpopts.IgnoreFields(router.Target{}, "Client")); diff != "" {

@@ -7,8 +7,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
 )
 
 // KeyState says whether a target's key is available.
@@ -86,10 +89,14 @@ func (c *Config) keyStatus(addr string, getenv func(string) string) KeyStatus {
 // Warnings returns what `detour check` should point out in a valid config,
 // one line each: a route whose targets all bill from one pool (or that has
 // a single target), a paid target placed before a free one, a route with no
-// key set at all, targets that fallback: false makes unreachable, a
-// fail_closed_on without policy, a key
-// sent over plain http to a remote host, and no routes at all. A nil getenv
-// means os.Getenv.
+// key set at all, targets that fallback: false makes unreachable, targets
+// placed past the budget's max_attempts (reached only when an earlier one
+// is skipped), a header_timeout or first_token that lets the first attempt
+// eat the time the budget keeps for the next candidates (once, at
+// defaults:, for the routes that keep the defaults' limits), a
+// fail_closed_on without policy, a key sent over plain http to a remote
+// host, and no routes at all. Each starts with FILE:LINE:COLUMN when the config came
+// from a file. A nil getenv means os.Getenv.
 func (c *Config) Warnings(getenv func(string) string) []string {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -107,9 +114,14 @@ func (c *Config) Warnings(getenv func(string) string) []string {
 	if len(c.Routes) == 0 {
 		warn("routes", "no routes: every request must name a target as provider/model; add routes: (see examples/detour.yaml)")
 	}
+	if fc := c.Defaults.FailClosedOn; fc != nil && !slices.Contains(fc, classify.Policy) {
+		warn(child("defaults", "fail_closed_on"), "defaults: fail_closed_on leaves out policy, so a refused request is sent on "+
+			"to another model, which may be laxer")
+	}
 	for _, name := range c.RouteNames() {
 		c.routeWarnings(name, getenv, warn)
 	}
+	c.timeWarnings(warn)
 	for _, name := range c.ProviderNames() {
 		p := c.Providers[name]
 		u, err := url.Parse(p.BaseURL)
@@ -192,10 +204,175 @@ func (c *Config) routeWarnings(name string, getenv func(string) string, warn fun
 				"(set family: under targets: when these are the same model)", name, familyOf(fam), strings.Join(lost, ", "))
 		}
 	}
-	if r.FailClosedOn != nil && !slices.Contains(r.FailClosedOn, classify.Policy) {
+	c.attemptsWarning(name, r, warn)
+	inherited := c.Defaults.FailClosedOn != nil && slices.Equal(r.FailClosedOn, c.Defaults.FailClosedOn)
+	if r.FailClosedOn != nil && !inherited && !slices.Contains(r.FailClosedOn, classify.Policy) {
 		warn(child(path, "fail_closed_on"), "route %q: fail_closed_on leaves out policy, so a refused request is sent on "+
 			"to another model, which may be laxer", name)
 	}
+}
+
+// attemptsWarning adds the warning of a route whose chain is longer than
+// its budget's max_attempts: the targets past it get a send only when an
+// earlier candidate is skipped without one.
+func (c *Config) attemptsWarning(name string, r Route, warn func(string, string, ...any)) {
+	n := r.Budget.WithDefaults().MaxAttempts
+	if len(r.Chain) <= n {
+		return
+	}
+	var late []string
+	for i := n; i < len(r.Chain); i++ {
+		late = append(late, fmt.Sprintf("chain[%d] %s", i, r.Chain[i]))
+	}
+	verb := "is"
+	if len(late) > 1 {
+		verb = "are"
+	}
+	warn(index(child(child("routes", name), "chain"), n), "route %q: budget max_attempts is %d, so %s %s reached only when an earlier "+
+		"candidate is skipped without a send (no key, parked): raise max_attempts to %d, or shorten the chain",
+		name, n, joinAnd(late), verb, len(r.Chain))
+}
+
+// misfit says why a first attempt may run into the time a budget keeps for
+// the next candidates: the field to point at, the cause, its effect and the
+// fix.
+type misfit struct {
+	field, cause, effect, fix string
+}
+
+// timeMisfit checks that a first attempt under budget b and the limits
+// headerSet and firstSet (as written: 0 the built-in default, negative none)
+// leaves the next candidates the budget's reserve: header_timeout and
+// first_token must be below the deadline less the reserve. ok is false when
+// they are.
+func timeMisfit(b policy.Budget, headerSet, firstSet time.Duration) (m misfit, ok bool) {
+	b = b.WithDefaults()
+	window := b.Deadline - b.Reserve
+	if window <= 0 {
+		return misfit{field: "budget", cause: fmt.Sprintf("budget reserve %s is not below its deadline %s", short(b.Reserve), short(b.Deadline)),
+			effect: "no time is left for the first attempt", fix: "lower reserve or raise deadline"}, true
+	}
+	rr := router.Route{HeaderTimeout: headerSet, FirstToken: firstSet}
+	header, firstToken, _ := rr.Timeouts()
+	var over []string
+	longest, off := time.Duration(0), false
+	for _, l := range []struct {
+		name       string
+		set, limit time.Duration
+	}{{"header_timeout", headerSet, header}, {"first_token", firstSet, firstToken}} {
+		switch {
+		case l.limit == 0:
+			over = append(over, l.name+" 0 (no limit)")
+			off = true
+		case l.limit >= window:
+			what := l.name + " " + short(l.limit)
+			if l.set == 0 {
+				what += " (built-in default)"
+			}
+			over = append(over, what)
+			longest = max(longest, l.limit)
+		default:
+			continue
+		}
+		if m.field == "" {
+			m.field = l.name
+		}
+	}
+	if len(over) == 0 {
+		return misfit{}, false
+	}
+	verb, it := "is", "it"
+	if len(over) > 1 {
+		verb, it = "are", "them"
+	}
+	m.cause = fmt.Sprintf("%s %s not below the deadline less the reserve (%s - %s = %s)",
+		joinAnd(over), verb, short(b.Deadline), short(b.Reserve), short(window))
+	m.effect = "the first attempt, when its target stays silent, may use the time kept for the next candidates"
+	m.fix = fmt.Sprintf("set %s below %s", it, short(window))
+	if !off {
+		m.fix += fmt.Sprintf(", or raise budget.deadline above %s", short(longest+b.Reserve))
+	}
+	return m, true
+}
+
+// keepsDefaultTimes reports whether r's deadline, reserve, header_timeout
+// and first_token are those of a defaults: section that sets any of them,
+// so that a misfit is pointed out once, at defaults:, rather than once per
+// route.
+func (c *Config) keepsDefaultTimes(r Route) bool {
+	d := c.Defaults
+	if d.Budget == (policy.Budget{}) && d.HeaderTimeout == 0 && d.FirstToken == 0 {
+		return false // no defaults: section on these
+	}
+	db, rb := d.route("", nil).Budget.WithDefaults(), r.Budget.WithDefaults()
+	return rb.Deadline == db.Deadline && rb.Reserve == db.Reserve &&
+		r.HeaderTimeout == d.HeaderTimeout && r.FirstToken == d.FirstToken
+}
+
+// timeWarnings adds the warnings of routes (of more than one target) whose
+// first attempt may eat the time kept for the rest of the chain: one for the
+// routes that keep the defaults' limits, at defaults:, then one per route.
+func (c *Config) timeWarnings(warn func(string, string, ...any)) {
+	var shared []string
+	for _, name := range c.RouteNames() {
+		if r := c.Routes[name]; len(r.Chain) > 1 && c.keepsDefaultTimes(r) {
+			if _, ok := timeMisfit(r.Budget, r.HeaderTimeout, r.FirstToken); ok {
+				shared = append(shared, name)
+			}
+		}
+	}
+	if len(shared) > 0 {
+		d := c.Defaults.route("", nil)
+		m, _ := timeMisfit(d.Budget, d.HeaderTimeout, d.FirstToken)
+		for i, name := range shared {
+			shared[i] = fmt.Sprintf("%q", name)
+		}
+		routes := "route " + shared[0]
+		if len(shared) > 1 {
+			routes = "routes " + joinAnd(shared)
+		}
+		field := "defaults"
+		for _, f := range []string{child(field, m.field), child(child(field, "budget"), "deadline"), child(field, "budget")} {
+			if _, written := c.keyPos[f]; written {
+				field = f
+				break
+			}
+		}
+		warn(field, "defaults: %s, so in %s %s: %s", m.cause, routes, m.effect, m.fix)
+	}
+	for _, name := range c.RouteNames() {
+		r := c.Routes[name]
+		if len(r.Chain) < 2 || c.keepsDefaultTimes(r) {
+			continue
+		}
+		if m, ok := timeMisfit(r.Budget, r.HeaderTimeout, r.FirstToken); ok {
+			warn(child(child("routes", name), m.field), "route %q: %s, so %s: %s", name, m.cause, m.effect, m.fix)
+		}
+	}
+}
+
+// joinAnd joins items as "a", "a and b" or "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// short is ShortDuration.
+func short(d time.Duration) string { return ShortDuration(d) }
+
+// ShortDuration writes d as detour's messages and `check` do, without
+// trailing zero units: "5m" for 5m0s, "24h" for 24h0m0s, "1m30s" as it is.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // familyOf returns t's family, or its model when none is known.

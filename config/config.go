@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/policy"
 )
 
@@ -156,10 +157,59 @@ type Route struct {
 	// NoFallback (fallback: false in the file) allows only failover within
 	// the first target's model family.
 	NoFallback bool
-	// FirstToken, IdleTimeout and Buffered shape the route's streams (see
-	// router.Route); zero means no limit and no buffering.
-	FirstToken, IdleTimeout time.Duration
-	Buffered                bool
+	// HeaderTimeout, FirstToken, IdleTimeout and MaxDuration bound each
+	// attempt's phases, as in router.Route: zero means the router's default
+	// (router.DefaultHeaderTimeout, DefaultFirstToken, DefaultIdleTimeout;
+	// no MaxDuration), negative means no limit. In the file a field left
+	// out is zero and an explicit 0 (or 0s) is -1: no limit.
+	HeaderTimeout, FirstToken, IdleTimeout, MaxDuration time.Duration
+	// Buffered holds each stream until it is complete (see router.Route).
+	Buffered bool
+}
+
+// Defaults is the defaults: section: the settings every route of the file
+// starts from, each overridden by the route's own field. A route's inline
+// budget fields apply on top of the defaults' budget; a route's budget
+// profile (budget: batch, or profile: inside) starts over from that
+// profile. Parse applies Defaults to the file's routes as it reads them, so
+// Config.Routes already hold the result; Defaults itself still shapes the
+// route made for a bare provider/model target (TargetRoute, Lookup). A
+// Config built in code gets its Routes used as they are. The zero value
+// means the interactive budget and the router's defaults.
+type Defaults struct {
+	// BudgetName and Budget are as in Route; a zero Budget means the
+	// interactive profile.
+	BudgetName string
+	Budget     policy.Budget
+	// FailClosedOn is as in Route: nil means the router's default.
+	FailClosedOn []classify.Kind
+	// NoFallback is as in Route (fallback: false).
+	NoFallback bool
+	// HeaderTimeout, FirstToken, IdleTimeout and MaxDuration are as in
+	// Route: zero means the router's default, negative no limit.
+	HeaderTimeout, FirstToken, IdleTimeout, MaxDuration time.Duration
+	// Buffered is as in Route.
+	Buffered bool
+}
+
+// route returns a route named name over chain with d's settings.
+func (d Defaults) route(name string, chain []string) Route {
+	r := Route{Name: name, Chain: chain, BudgetName: d.BudgetName, Budget: d.Budget,
+		FailClosedOn: slices.Clone(d.FailClosedOn), NoFallback: d.NoFallback,
+		HeaderTimeout: d.HeaderTimeout, FirstToken: d.FirstToken, IdleTimeout: d.IdleTimeout,
+		MaxDuration: d.MaxDuration, Buffered: d.Buffered}
+	if r.Budget == (policy.Budget{}) {
+		r.BudgetName, r.Budget = "interactive", policy.Interactive()
+	}
+	return r
+}
+
+// Health is the health: section: how the breaker parks a failing target.
+// Its zero value means every default of health.Settings.
+type Health struct {
+	// Settings shape the breaker (health.New); a zero field means its
+	// default.
+	health.Settings
 }
 
 // Config is one detour.yaml, or the config Default builds from the
@@ -176,6 +226,11 @@ type Config struct {
 	Targets map[string]Target
 	// Routes are the routes, by name.
 	Routes map[string]Route
+	// Defaults is the defaults: section, which every route starts from.
+	Defaults Defaults
+	// Health is the health: section: the breaker's settings, for whoever
+	// builds the breaker (health.New(c.Health.Settings)).
+	Health Health
 	// Gateway is the gateway: section, read by `detour serve`.
 	Gateway Gateway
 

@@ -153,6 +153,15 @@ func TestLoad_ExampleFile(t *testing.T) {
 	if n := len(routes["default"].Chain); n != 5 {
 		t.Errorf("default chain has %d targets, want 5", n)
 	}
+	if r := routes["llama-only"]; r.Budget.Deadline != 45*time.Second || r.HeaderTimeout != 20*time.Second || r.FirstToken != 30*time.Second {
+		t.Errorf("llama-only did not take the example's defaults: %+v", r)
+	}
+	if r := routes["nightly"]; r.Budget.Deadline != 30*time.Minute || r.IdleTimeout != -1 || r.MaxDuration != 10*time.Minute || !r.Buffered {
+		t.Errorf("nightly: %+v", r)
+	}
+	if c.Health.FailureThreshold != 3 || c.Health.OpenFor != 10*time.Second || c.Health.ProbeTimeout != 2*time.Minute {
+		t.Errorf("health: %+v", c.Health)
+	}
 }
 
 func TestLoad_MissingFile(t *testing.T) {

@@ -410,6 +410,62 @@ func (d *decoder) duration(n ast.Node, path string) (time.Duration, bool) {
 	return 0, false
 }
 
+// limit reads a route's time limit: a duration with a unit, or 0 (or
+// "0s") for no limit, which it returns as -1, router.Route's "none". def is
+// the router's default, for messages (0: none).
+func (d *decoder) limit(n ast.Node, path string, def time.Duration) (time.Duration, bool) {
+	n = d.resolve(n)
+	dflt := "no limit"
+	if def > 0 {
+		dflt = def.String()
+	}
+	negative := func() {
+		d.failf(n, path, "cannot be negative: write a duration like \"30s\", 0 for no limit, "+
+			"or leave the field out for the default (%s)", dflt)
+	}
+	switch v := n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		f := math.NaN() // a value of no known type reads as "no unit"
+		switch x := v.(type) {
+		case *ast.IntegerNode:
+			switch i := x.Value.(type) {
+			case int64:
+				f = float64(i)
+			case uint64:
+				f = float64(i)
+			}
+		case *ast.FloatNode:
+			f = x.Value
+		}
+		switch {
+		case f == 0:
+			return -1, true
+		case f < 0:
+			negative()
+			return 0, false
+		}
+		t := strings.TrimSpace(v.GetToken().Value)
+		d.failf(n, path, "%s has no unit: write %q for seconds (units: ms, s, m, h), or 0 for no limit", t, t+"s")
+		return 0, false
+	case *ast.StringNode:
+		dur, err := time.ParseDuration(strings.TrimSpace(v.Value))
+		switch {
+		case err != nil:
+			d.failf(n, path, "%s is not a duration: write a number and a unit, like \"30s\", \"1m30s\" or \"500ms\", or 0 for no limit",
+				quote(v.Value))
+			return 0, false
+		case dur < 0:
+			negative()
+			return 0, false
+		case dur == 0:
+			return -1, true
+		}
+		return dur, true
+	}
+	d.failf(n, path, "expected a duration like \"30s\" (or 0 for no limit), got %s", describe(n))
+	return 0, false
+}
+
 // list reads a sequence; null is an empty (nil) list.
 func (d *decoder) list(n ast.Node, path, example string) ([]ast.Node, bool) {
 	n = d.resolve(n)

@@ -1,6 +1,8 @@
 // Package config reads detour.yaml into a typed, validated Config (providers
-// with built-in presets, optional target detail, routes) and builds the
-// router's routes from it, with keys taken from the environment only.
+// with built-in presets, optional target detail, routes and the defaults
+// they share, the breaker's health: settings, the gateway: section) and
+// builds the router's routes from it, with keys taken from the environment
+// only.
 //
 // Every problem in a file is reported at once, each as
 // "FILE:LINE:COLUMN: FIELD: what is wrong and how to fix it". With no file,

@@ -134,6 +134,11 @@ var synonyms = map[string]string{
 	"fail_closed":       "fail_closed_on",
 	"no_fallback":       "fallback",
 	"header":            "headers",
+	"breaker":           "health",
+	"threshold":         "failure_threshold",
+	"failures":          "failure_threshold",
+	"cooldown":          "wall_cooldown",
+	"max_time":          "max_duration",
 }
 
 // suggest returns the candidate closest to word when it is close enough to

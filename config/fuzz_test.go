@@ -18,6 +18,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("providers:\n  groq: {api_key: sk-abcdefghijklmnopqrstuvwxyz}\n"))
 	f.Add([]byte("routes: {r: {chain: [a/b], budget: {deadline: 30, <<: [*x]}}}\n"))
 	f.Add([]byte("a: &a [*a]\n---\n- x\n"))
+	f.Add([]byte("defaults: {budget: {deadline: 30s}, idle_timeout: 0, fallback: false}\n" +
+		"health: {failure_threshold: 2, open_for: 5s}\nroutes: {r: {chain: [groq/x, deepseek/y], budget: {max_attempts: 1}}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("f.yaml", data)
 		if err != nil {

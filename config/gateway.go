@@ -165,19 +165,6 @@ func (d *decoder) clientKey(name, path string, n ast.Node) ClientKey {
 	return k
 }
 
-// routeStream decodes a route's streaming fields (first_token,
-// idle_timeout, buffered) into r.
-func (d *decoder) routeStream(r *Route, f pair, fp string) {
-	switch f.key {
-	case "first_token":
-		r.FirstToken, _ = d.duration(f.val, fp)
-	case "idle_timeout":
-		r.IdleTimeout, _ = d.duration(f.val, fp)
-	case "buffered":
-		r.Buffered, _ = d.boolean(f.val, fp)
-	}
-}
-
 // sizeRe matches a size with an optional unit.
 var sizeRe = regexp.MustCompile(`^([0-9]+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?$`)
 

@@ -7,22 +7,28 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
 )
 
 // The fields each mapping accepts, in the order messages list them.
 var (
-	topFields      = []string{"providers", "targets", "routes", "gateway"}
+	topFields      = []string{"providers", "targets", "routes", "defaults", "health", "gateway"}
 	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers"}
 	targetFields   = []string{"family", "context", "max_output", "price"}
 	priceFields    = []string{"in", "out"}
-	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback", "first_token", "idle_timeout", "buffered"}
+	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
+		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered"}
+	defaultsFields = routeFields[1:]
+	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout"}
 	budgetFields   = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
 )
 
-// top decodes the document's root mapping.
+// top decodes the document's root mapping. defaults: is read first,
+// wherever it stands, since every route starts from it.
 func (d *decoder) top(n ast.Node) {
 	switch d.resolve(n).(type) {
 	case nil, *ast.NullNode, *ast.MappingNode, *ast.MappingValueNode:
@@ -33,6 +39,12 @@ func (d *decoder) top(n ast.Node) {
 	}
 	pairs, _ := d.mapping(n, "", "field")
 	for _, p := range pairs {
+		if p.key == "defaults" {
+			d.mark(p.key, p)
+			d.defaults(p.val)
+		}
+	}
+	for _, p := range pairs {
 		d.mark(p.key, p)
 		switch p.key {
 		case "providers":
@@ -41,6 +53,9 @@ func (d *decoder) top(n ast.Node) {
 			d.targets(p.val)
 		case "routes":
 			d.routes(p.val)
+		case "defaults":
+		case "health":
+			d.health(p.val)
 		case "gateway":
 			d.gateway(p.val)
 		default:
@@ -187,75 +202,162 @@ func (d *decoder) targets(n ast.Node) {
 	}
 }
 
-// routes decodes the routes: mapping.
+// routes decodes the routes: mapping. Each route starts from the defaults.
 func (d *decoder) routes(n ast.Node) {
 	pairs, _ := d.mapping(n, "routes", "route")
 	for _, p := range pairs {
 		path := child("routes", p.key)
 		d.mark(path, p)
-		r := Route{Name: p.key, BudgetName: "interactive", Budget: policy.Interactive()}
+		r := d.c.Defaults.route(p.key, nil)
 		fields, _ := d.mapping(p.val, path, "field")
 		for _, f := range fields {
 			fp := child(path, f.key)
 			d.mark(fp, f)
-			switch f.key {
-			case "chain":
-				items, _ := d.list(f.val, fp, "[groq/llama-3.3-70b-versatile, deepseek/deepseek-chat]")
-				r.Chain = make([]string, 0, len(items))
-				for i, it := range items {
-					ip := index(fp, i)
-					d.c.pos[ip] = startPos(it)
-					s, _ := d.str(it, ip)
-					r.Chain = append(r.Chain, s)
-				}
-			case "budget":
-				r.BudgetName, r.Budget = d.budget(f.val, fp)
-			case "fail_closed_on":
-				items, ok := d.list(f.val, fp, "[invalid, policy]")
-				if ok && items != nil {
-					r.FailClosedOn = make([]classify.Kind, 0, len(items))
-				}
-				for i, it := range items {
-					ip := index(fp, i)
-					d.c.pos[ip] = startPos(it)
-					s, _ := d.str(it, ip)
-					r.FailClosedOn = append(r.FailClosedOn, classify.Kind(s))
-				}
-			case "fallback":
-				fb, ok := d.boolean(f.val, fp)
-				r.NoFallback = ok && !fb
-			case "first_token", "idle_timeout", "buffered":
-				d.routeStream(&r, f, fp)
-			default:
-				d.unknown(f, path, routeFields)
+			if f.key != "chain" {
+				d.routeField(&r, f, fp, path, routeFields)
+				continue
+			}
+			items, _ := d.list(f.val, fp, "[groq/llama-3.3-70b-versatile, deepseek/deepseek-chat]")
+			r.Chain = make([]string, 0, len(items))
+			for i, it := range items {
+				ip := index(fp, i)
+				d.c.pos[ip] = startPos(it)
+				s, _ := d.str(it, ip)
+				r.Chain = append(r.Chain, s)
 			}
 		}
 		d.c.Routes[p.key] = r
 	}
 }
 
-// budget decodes a profile name or an inline budget, whose fields override
-// the profile named by its profile: field (interactive when absent).
-func (d *decoder) budget(n ast.Node, path string) (string, policy.Budget) {
+// defaults decodes the defaults: section: the fields of a route but chain.
+func (d *decoder) defaults(n ast.Node) {
+	const path = "defaults"
+	var r Route
+	pairs, _ := d.mapping(n, path, "field")
+	for _, p := range pairs {
+		fp := child(path, p.key)
+		d.mark(fp, p)
+		if p.key == "chain" {
+			d.fail(startPos(p.keyN), fp, nil, "a chain has no default: each route lists its own; "+
+				"to share one, anchor it in the first route (chain: &main [...]) and write chain: *main in the others")
+			continue
+		}
+		d.routeField(&r, p, fp, path, defaultsFields)
+	}
+	d.c.Defaults = Defaults{BudgetName: r.BudgetName, Budget: r.Budget, FailClosedOn: r.FailClosedOn,
+		NoFallback: r.NoFallback, HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken,
+		IdleTimeout: r.IdleTimeout, MaxDuration: r.MaxDuration, Buffered: r.Buffered}
+}
+
+// routeField decodes one field f (at fp) of a route or of defaults: (at
+// path) into r, which holds what the route starts from; allowed lists the
+// fields for an unknown one.
+func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string) {
+	switch f.key {
+	case "budget":
+		name, base := r.BudgetName, r.Budget
+		if base == (policy.Budget{}) { // defaults: starts from interactive
+			name, base = "interactive", policy.Interactive()
+		}
+		r.BudgetName, r.Budget = d.budget(f.val, fp, name, base)
+	case "fail_closed_on":
+		items, ok := d.list(f.val, fp, "[invalid, policy]")
+		r.FailClosedOn = nil
+		if ok && items != nil {
+			r.FailClosedOn = make([]classify.Kind, 0, len(items))
+		}
+		for i, it := range items {
+			ip := index(fp, i)
+			d.c.pos[ip] = startPos(it)
+			s, _ := d.str(it, ip)
+			r.FailClosedOn = append(r.FailClosedOn, classify.Kind(s))
+		}
+	case "fallback":
+		if fb, ok := d.boolean(f.val, fp); ok {
+			r.NoFallback = !fb
+		}
+	case "header_timeout":
+		r.HeaderTimeout = d.limitOr(r.HeaderTimeout, f.val, fp, router.DefaultHeaderTimeout)
+	case "first_token":
+		r.FirstToken = d.limitOr(r.FirstToken, f.val, fp, router.DefaultFirstToken)
+	case "idle_timeout":
+		r.IdleTimeout = d.limitOr(r.IdleTimeout, f.val, fp, router.DefaultIdleTimeout)
+	case "max_duration":
+		r.MaxDuration = d.limitOr(r.MaxDuration, f.val, fp, 0)
+	case "buffered":
+		if b, ok := d.boolean(f.val, fp); ok {
+			r.Buffered = b
+		}
+	default:
+		d.unknown(f, path, allowed)
+	}
+}
+
+// limitOr reads a time limit with d.limit, or returns old when it cannot.
+func (d *decoder) limitOr(old time.Duration, n ast.Node, path string, def time.Duration) time.Duration {
+	if v, ok := d.limit(n, path, def); ok {
+		return v
+	}
+	return old
+}
+
+// health decodes the health: section.
+func (d *decoder) health(n ast.Node) {
+	const path = "health"
+	pairs, _ := d.mapping(n, path, "field")
+	var s health.Settings
+	for _, p := range pairs {
+		fp := child(path, p.key)
+		d.mark(fp, p)
+		switch p.key {
+		case "failure_threshold":
+			v, ok := d.integer(p.val, fp)
+			if ok && v < 1 {
+				d.failf(p.val, fp, "must be at least 1 (failures in a row that park a target); leave the field out to take the default (%d)",
+					health.DefaultFailureThreshold)
+			} else if ok {
+				s.FailureThreshold = v
+			}
+		case "open_for":
+			s.OpenFor, _ = d.duration(p.val, fp)
+		case "wall_cooldown":
+			s.WallCooldown, _ = d.duration(p.val, fp)
+		case "max_park":
+			s.MaxPark, _ = d.duration(p.val, fp)
+		case "probe_timeout":
+			s.ProbeTimeout, _ = d.duration(p.val, fp)
+		default:
+			d.unknown(p, path, healthFields)
+		}
+	}
+	d.c.Health = Health{Settings: s}
+}
+
+// budget decodes a profile name or an inline budget. An inline budget's
+// fields apply on top of the profile its profile: field names, else on top
+// of base (named baseName: the budget the route starts from). The name
+// returned is the profile's when no field changes it, else "".
+func (d *decoder) budget(n ast.Node, path, baseName string, base policy.Budget) (string, policy.Budget) {
 	switch d.resolve(n).(type) {
 	case nil, *ast.NullNode:
-		return "interactive", policy.Interactive()
+		return baseName, base
 	case *ast.MappingNode, *ast.MappingValueNode:
 	default:
 		s, ok := d.str(n, path)
 		if !ok {
-			return "interactive", policy.Interactive()
+			return baseName, base
 		}
 		b, found := policy.Profile(s)
 		if !found || s == "" {
 			d.failf(n, path, "unknown budget profile %s%s; or write the fields inline, like budget: {deadline: 30s, max_attempts: 4}",
 				quote(s), didYouMean(s, profiles, "profiles"))
-			return "interactive", policy.Interactive()
+			return baseName, base
 		}
 		return s, b
 	}
 	pairs, _ := d.mapping(n, path, "field")
-	b := policy.Interactive()
+	name, b := baseName, base
 	for _, p := range pairs {
 		if p.key != "profile" {
 			continue
@@ -264,7 +366,7 @@ func (d *decoder) budget(n ast.Node, path string) (string, policy.Budget) {
 		d.mark(fp, p)
 		if s, ok := d.str(p.val, fp); ok {
 			if pb, found := policy.Profile(s); found && s != "" {
-				b = pb
+				name, b = s, pb
 			} else {
 				d.failf(p.val, fp, "unknown budget profile %s%s", quote(s), didYouMean(s, profiles, "profiles"))
 			}
@@ -273,6 +375,9 @@ func (d *decoder) budget(n ast.Node, path string) (string, policy.Budget) {
 	for _, p := range pairs {
 		fp := child(path, p.key)
 		d.mark(fp, p)
+		if p.key != "profile" {
+			name = ""
+		}
 		switch p.key {
 		case "profile":
 		case "max_attempts", "max_per_target":
@@ -302,7 +407,7 @@ func (d *decoder) budget(n ast.Node, path string) (string, policy.Budget) {
 			d.unknown(p, path, budgetFields)
 		}
 	}
-	return "", b
+	return name, b
 }
 
 // durationField returns the Budget field a duration key sets.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/policy"
 )
 
 // failKinds are the kinds fail_closed_on accepts.
@@ -35,6 +36,8 @@ func (c *Config) validate(bad map[string]bool) Errors {
 	for _, addr := range sortedKeys(c.Targets) {
 		v.target(addr, c.Targets[addr])
 	}
+	v.checkFailKinds("defaults", c.Defaults.FailClosedOn)
+	v.checkBudget("defaults", c.Defaults.Budget)
 	for _, name := range sortedKeys(c.Routes) {
 		v.route(name, c.Routes[name])
 	}
@@ -243,8 +246,16 @@ func (v *validator) route(name string, r Route) {
 		seen[addr] = i
 		v.address(ip, addr)
 	}
+	if d := v.c.Defaults.FailClosedOn; d == nil || !slices.Equal(r.FailClosedOn, d) {
+		v.checkFailKinds(path, r.FailClosedOn) // the defaults' list is checked once, where it is written
+	}
+	v.checkBudget(path, r.Budget)
+}
+
+// checkFailKinds checks the fail_closed_on list of the route (or defaults:) at path.
+func (v *validator) checkFailKinds(path string, kinds []classify.Kind) {
 	fp := child(path, "fail_closed_on")
-	for i, k := range r.FailClosedOn {
+	for i, k := range kinds {
 		if slices.Contains(failKinds, string(k)) {
 			continue
 		}
@@ -257,7 +268,10 @@ func (v *validator) route(name string, r Route) {
 		}
 		v.fail(index(fp, i), false, nil, "unknown failure kind %s%s", quote(string(k)), hint)
 	}
-	b := r.Budget
+}
+
+// checkBudget checks the budget of the route (or defaults:) at path.
+func (v *validator) checkBudget(path string, b policy.Budget) {
 	if b.MaxAttempts < 0 || b.MaxPerTarget < 0 || b.Deadline < 0 || b.Reserve < 0 || b.MaxServerWait < 0 ||
 		b.BaseBackoff < 0 || b.MaxBackoff < 0 || b.MaxExtraCost < 0 || math.IsNaN(b.MaxExtraCost) {
 		v.fail(child(path, "budget"), false, nil, "budget fields cannot be negative")

@@ -58,13 +58,16 @@ type call struct {
 	opts  router.Options
 	idem  string
 
-	// What happened, for the log line and metrics.
-	status   int
-	outcome  string
-	errText  string
-	answered *router.Target
-	sends    int
-	ttft     time.Duration
+	// What happened, for the log line and metrics. status is what went
+	// out on the wire; errStatus, when not 0, the status of the error the
+	// request ended in (the same, or carried by a stream's error event).
+	status    int
+	errStatus int
+	outcome   string
+	errText   string
+	answered  *router.Target
+	sends     int
+	ttft      time.Duration
 }
 
 // serveChat serves POST /v1/chat/completions and POST /v1/messages.
@@ -162,7 +165,7 @@ func plainToken(s string) bool {
 
 // reject answers a request refused before routing.
 func (c *call) reject(e *apiError) {
-	c.status, c.errText = e.Status, e.Message
+	c.setError(e)
 	reason := e.Reason
 	if reason == "" {
 		reason = "other"
@@ -202,7 +205,8 @@ func (c *call) resolve() *apiError {
 		}
 		if i == 0 {
 			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
-			out.FirstToken, out.IdleTimeout, out.Buffered = r.FirstToken, r.IdleTimeout, r.Buffered
+			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
+			out.MaxDuration, out.Buffered = r.MaxDuration, r.Buffered
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {
@@ -386,14 +390,14 @@ func (c *call) failure(err error) (*apiError, bool) {
 		h["X-Detour-Route"] = []string{c.route.Name}
 		h["X-Detour-Attempts"] = []string{strconv.Itoa(re.Attempts)}
 	}
-	c.status, c.errText = e.Status, e.Message
+	c.setError(e)
 	switch {
 	case errors.Is(err, router.ErrCanceled):
 		c.outcome = OutcomeCanceled
 		if s.hard.Err() != nil {
 			e = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "shutting_down",
 				RetryAfter: 1, Message: "detour: the gateway is shutting down: send the request again"}
-			c.status, c.errText = e.Status, e.Message
+			c.setError(e)
 			return e, false
 		}
 		return e, c.r.Context().Err() != nil
@@ -407,6 +411,32 @@ func (c *call) failure(err error) (*apiError, bool) {
 	return e, false
 }
 
+// setError records e as the error the request ends in: its status goes
+// out on the wire unless a stream's headers already have (the caller then
+// sets status to 200).
+func (c *call) setError(e *apiError) {
+	c.status, c.errStatus, c.errText = e.Status, e.Status, e.Message
+}
+
+// level is the level of the request's log line: WARN for every request
+// that ended in an error, whether or not its headers had gone out (a
+// rejection, a fail-closed or all-failed answer, a stream that failed after
+// its keep-alives or after output, a request cut by shutdown); INFO for an
+// answer and for a client that went away.
+func (c *call) level() slog.Level {
+	switch {
+	case c.outcome == OutcomeCanceled && c.s.hard.Err() == nil:
+		return slog.LevelInfo
+	case c.errStatus != 0:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// maxLoggedError cuts the error text of a log line, in runes: enough for
+// every candidate's reason of a long chain.
+const maxLoggedError = 2000
+
 // done writes the request's metrics and its one log line.
 func (c *call) done() {
 	s := c.s
@@ -415,23 +445,29 @@ func (c *call) done() {
 		s.metrics.requests.With(c.d.String(), c.label, c.outcome).Inc()
 		s.metrics.latency.With(c.d.String(), strconv.FormatBool(c.cr.stream)).Observe(took.Seconds())
 	}
-	level := slog.LevelInfo
-	if c.status >= 500 || c.outcome == OutcomeInterrupted {
-		level = slog.LevelWarn
-	}
+	level := c.level()
 	ctx := context.Background()
 	if !s.log.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 14)
+	attrs := make([]slog.Attr, 0, 16)
 	attrs = append(attrs, slog.String("id", c.id), slog.String("surface", c.d.String()),
 		slog.Int("status", c.status), slog.Duration("took", took))
+	if c.errStatus != 0 && c.errStatus != c.status {
+		attrs = append(attrs, slog.Int("error_status", c.errStatus))
+	}
+	switch {
+	case c.outcome != "":
+		attrs = append(attrs, slog.String("outcome", c.outcome))
+	case c.errStatus != 0:
+		attrs = append(attrs, slog.String("outcome", OutcomeRejected))
+	}
 	if c.key != nil {
 		attrs = append(attrs, slog.String("key", c.key.name))
 	}
 	if c.route != nil {
 		attrs = append(attrs, slog.String("route", c.route.Name), slog.Bool("stream", c.cr.stream),
-			slog.String("outcome", c.outcome), slog.Int("attempts", c.sends))
+			slog.Int("attempts", c.sends))
 	}
 	if c.answered != nil {
 		attrs = append(attrs, slog.String("target", c.answered.ID()))
@@ -444,8 +480,8 @@ func (c *call) done() {
 	}
 	if c.errText != "" {
 		msg := c.errText
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
+		if r := []rune(msg); len(r) > maxLoggedError {
+			msg = string(r[:maxLoggedError-1]) + "…"
 		}
 		attrs = append(attrs, slog.String("error", s.scrub(msg)))
 	}

@@ -7,8 +7,10 @@
 // fail over only before their first output; after it a failure ends the
 // stream with an error event in the client's dialect, never with another
 // model's text. Every answer says who answered (the model field and the
-// x-detour-* headers); every failure comes in the client's dialect, with
-// x-should-retry: false when every candidate already failed.
+// x-detour-* headers); every failure comes in the client's dialect. When
+// every candidate failed the answer is 429 (all rate limited or out of
+// quota), 504 (all timed out) or 503, with x-should-retry: false and the
+// providers' wait as Retry-After and retry-after-ms.
 //
 //	cfg, err := config.Load("detour.yaml")
 //	if err != nil {

@@ -3,12 +3,10 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/internal/jsonw"
@@ -32,6 +30,9 @@ type apiError struct {
 	Message string
 	// RetryAfter, when above 0, is sent as Retry-After (whole seconds).
 	RetryAfter int
+	// RetryAfterMS, when above 0, is sent as retry-after-ms, which the
+	// official SDKs read before Retry-After (CLIENTS.md §1).
+	RetryAfterMS int
 	// NoRetry sends x-should-retry: false, so official SDKs do not send the
 	// request again (they would otherwise multiply the gateway's attempts).
 	NoRetry bool
@@ -132,6 +133,9 @@ func writeError(w http.ResponseWriter, d dialect, e *apiError, requestID string)
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
+	if e.RetryAfterMS > 0 {
+		h.Set("Retry-After-Ms", strconv.Itoa(e.RetryAfterMS))
+	}
 	var b []byte
 	if d == anthropicDialect {
 		b = appendAnthropicError(make([]byte, 0, 256), e, requestID)
@@ -161,10 +165,7 @@ func (s *Server) routeError(err error, route *router.Route) *apiError {
 	case errors.Is(err, router.ErrFailClosed):
 		return s.failClosed(err, re)
 	case errors.Is(err, router.ErrAllFailed) && re != nil:
-		e := &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "all_candidates_failed",
-			NoRetry: true, Message: s.summary(re)}
-		e.RetryAfter = s.retryAfter(route)
-		return e
+		return s.exhausted(re, route)
 	}
 	return &apiError{Status: http.StatusInternalServerError, Message: "detour: " + s.scrub(err.Error())}
 }
@@ -191,7 +192,13 @@ func (s *Server) failClosed(err error, re *router.Error) *apiError {
 		// The provider refused detour's key: not the client's fault, and
 		// the client's own key must not look wrong.
 		e.Status, e.Type = http.StatusBadGateway, "server_error"
-	case st == 408 || st == 429 || st >= 500:
+	case st == 429:
+		// A rate limit or quota the route fails closed on stays a 429, so
+		// apps that slow down on 429 see it; not one for the SDK to repeat.
+		e.Status, e.Type, e.NoRetry = http.StatusTooManyRequests, "rate_limit_error", true
+		now := s.clk.Now()
+		e.setWait(classify.Classify(pe, now).Until.Sub(now))
+	case st == 408 || st >= 500:
 		e.Status, e.Type, e.NoRetry = http.StatusServiceUnavailable, "server_error", true
 	case st >= 400:
 		e.Status = st
@@ -207,47 +214,6 @@ func (s *Server) failClosed(err error, re *router.Error) *apiError {
 		e.Message = s.scrub(pe.Message)
 	}
 	return e
-}
-
-// summary lists every candidate's reason on one line.
-func (s *Server) summary(re *router.Error) string {
-	var b strings.Builder
-	switch {
-	case errors.Is(re, router.ErrFailClosed):
-		fmt.Fprintf(&b, "detour: route %q failed closed (%s) after %d attempt(s)", re.Route, re.Kind, re.Attempts)
-	default:
-		fmt.Fprintf(&b, "detour: every candidate of route %q failed (%d attempt(s))", re.Route, re.Attempts)
-	}
-	for i, c := range re.Candidates {
-		reason := c.Reason
-		if r := []rune(reason); len(r) > 300 {
-			reason = string(r[:299]) + "…"
-		}
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(&b, "%s%d. %s: %s", sep, i+1, c.Target, strings.ReplaceAll(reason, "\n", " "))
-	}
-	return s.scrub(b.String())
-}
-
-// retryAfter returns the whole seconds until the earliest parked candidate
-// of route may be tried again, capped at maxRetryAfter; 0 when none is parked.
-func (s *Server) retryAfter(route *router.Route) int {
-	now := s.clk.Now()
-	var earliest time.Time
-	for i := range route.Chain {
-		e := s.health.Get(route.Chain[i].ID(), now)
-		if e.Until.After(now) && (earliest.IsZero() || e.Until.Before(earliest)) {
-			earliest = e.Until
-		}
-	}
-	if earliest.IsZero() {
-		return 0
-	}
-	secs := int(math.Ceil(earliest.Sub(now).Seconds()))
-	return max(1, min(secs, maxRetryAfter))
 }
 
 // streamError is the error event that ends a stream cut after its first

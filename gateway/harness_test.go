@@ -19,8 +19,10 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/gateway"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	sim "github.com/detourhq/detour/simulate"
 )
@@ -61,6 +63,10 @@ type setup struct {
 	tweak func(*sim.Provider)
 	// env adds environment variables.
 	env map[string]string
+	// clock and health, when set, are the gateway's (nil: the real clock,
+	// a breaker in memory).
+	clock  clock.Clock
+	health *health.Breaker
 }
 
 const defaultGateway = `  keys:
@@ -121,7 +127,7 @@ routes:
 	}
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f.gw, err = gateway.New(gateway.Config{File: cfg, Getenv: func(k string) string { return env[k] },
-		Ledger: f.ledger, Logger: logger})
+		Ledger: f.ledger, Logger: logger, Clock: s.clock, Health: s.health})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +196,16 @@ func (f *fixture) get(path string) (*http.Response, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
+}
+
+// logLine returns the gateway's log line of request id, or "".
+func (f *fixture) logLine(id string) string {
+	for _, line := range strings.Split(f.logs.String(), "\n") {
+		if strings.Contains(line, " id="+id+" ") {
+			return line
+		}
+	}
+	return ""
 }
 
 // waitFor polls cond for up to 5 s.

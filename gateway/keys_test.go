@@ -23,6 +23,8 @@ func TestKeys_NeverReachResponsesMetricsOrLogs(t *testing.T) {
 		seen = append(seen, what+": "+string(h)+" "+body)
 	}
 	resp, body := f.post("/v1/chat/completions", strings.Replace(chatBody, "default", "solo", 1))
+	// A rejected upstream key is detour's to fix, not the client's: 503
+	// (router.Unavailable), never the client's 401 nor a 429 to wait out.
 	if resp.StatusCode != 503 || !strings.Contains(body, "p1/m") {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}

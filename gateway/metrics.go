@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +35,9 @@ const (
 	// OutcomeFailClosed: a fail-closed failure (invalid, policy, ...) ended
 	// the request; the provider's error was passed through.
 	OutcomeFailClosed = "fail_closed"
-	// OutcomeAllFailed: every candidate failed or was skipped (503).
+	// OutcomeAllFailed: every candidate failed or was skipped (429 when
+	// all were rate limited or out of quota, 504 when all timed out, else
+	// 503).
 	OutcomeAllFailed = "all_failed"
 	// OutcomeInterrupted: a stream failed after its first output; the
 	// client got an error event.
@@ -43,6 +46,10 @@ const (
 	OutcomeCanceled = "canceled"
 	// OutcomeError: the gateway itself failed.
 	OutcomeError = "error"
+	// OutcomeRejected: refused before routing (a key, a limit, a bad
+	// request). Only in the log line; detour_rejected_requests_total counts
+	// these, not detour_requests_total.
+	OutcomeRejected = "rejected"
 )
 
 // latencyBuckets cover a fast local model to a slow long answer, in seconds.
@@ -69,8 +76,10 @@ type metrics struct {
 	recoveryCost    *prom.Counter
 	inflight        *prom.Gauge
 
-	// parked maps a target parked by an attempt seen here to the end of its
-	// park, so the target's next send is known to be its probe.
+	// parked maps a health key (a target's "provider/model", or an
+	// "account:" or "endpoint:" key) parked by an attempt seen here to the
+	// end of its park, so the next send through that key is known to be
+	// its probe.
 	parked sync.Map // string -> time.Time
 }
 
@@ -96,7 +105,7 @@ func newMetrics(s *Server) *metrics {
 		"Half-open probes of parked targets, by target and result (success, failure).",
 		"target", "result")
 	m.parkDuration = reg.Histogram("detour_park_duration_seconds",
-		"How long a target was parked for, observed when it was parked.", parkBuckets).With()
+		"How long a target, account or endpoint was parked for, observed when it was parked.", parkBuckets).With()
 	m.ttft = reg.Histogram("detour_time_to_first_token_seconds",
 		"Streams: time from the request's arrival to its first output sent.", latencyBuckets,
 		"surface")
@@ -110,18 +119,41 @@ func newMetrics(s *Server) *metrics {
 		"USD that recovery added: failed attempts' cost plus what the answering target cost over the first candidate.").With()
 	m.inflight = reg.Gauge("detour_inflight_requests", "Requests being served now.")
 	reg.GaugeFunc("detour_parked_targets",
-		"Targets parked now (breaker open): they get no traffic until their reset.", nil,
+		"Targets (provider/model) parked now (breaker open): they get no traffic until their reset. "+
+			"Parked accounts and endpoints are counted in detour_parked_scopes, not here.", nil,
 		func(emit func(float64, ...string)) {
 			n := 0
-			s.eachParked(func(string, time.Duration) { n++ })
+			s.eachParked(func(scope classify.Scope, _ string, _ time.Duration) {
+				if scope == classify.ScopeTarget {
+					n++
+				}
+			})
 			emit(float64(n))
 		})
-	reg.GaugeFunc("detour_target_parked_seconds",
-		"Seconds until a parked target may be probed, by target; absent when not parked.", []string{"target"},
+	reg.GaugeFunc("detour_parked_scopes",
+		"Accounts (a provider's key, parked by a 402, a quota or a rejected key) and endpoints (a host, "+
+			"parked by refused connections) parked now, by scope (account, endpoint): every target billed to "+
+			"or served by one is skipped until its reset. Not counted in detour_parked_targets.", []string{"scope"},
 		func(emit func(float64, ...string)) {
-			s.eachParked(func(id string, left time.Duration) {
-				if s.knownTargets[id] {
-					emit(left.Seconds(), id)
+			var accounts, endpoints int
+			s.eachParked(func(scope classify.Scope, _ string, _ time.Duration) {
+				switch scope {
+				case classify.ScopeAccount:
+					accounts++
+				case classify.ScopeEndpoint:
+					endpoints++
+				}
+			})
+			emit(float64(accounts), string(classify.ScopeAccount))
+			emit(float64(endpoints), string(classify.ScopeEndpoint))
+		})
+	reg.GaugeFunc("detour_target_parked_seconds",
+		"Seconds until a parked target may be probed, by target (provider/model, as configured); absent when "+
+			"not parked. A target skipped only for its account's or endpoint's park is absent too.", []string{"target"},
+		func(emit func(float64, ...string)) {
+			s.eachParked(func(scope classify.Scope, key string, left time.Duration) {
+				if scope == classify.ScopeTarget && s.knownTargets[key] {
+					emit(left.Seconds(), key)
 				}
 			})
 		})
@@ -150,11 +182,9 @@ func (s *Server) onAttempt(a router.Attempt) {
 	if a.Cost > 0 {
 		m.cost.With(label).Add(a.Cost)
 	}
-	id := a.Target.ID()
 	now := s.clk.Now()
 	canceled := a.Failure != nil && a.Failure.Kind == classify.Canceled
-	if v, ok := m.parked.Load(id); ok && !now.Before(v.(time.Time)) && !canceled {
-		m.parked.Delete(id)
+	if !canceled && m.probed(a.Target, now) {
 		result := "success"
 		if a.Status != ledger.StatusOK {
 			result = "failure"
@@ -164,15 +194,56 @@ func (s *Server) onAttempt(a router.Attempt) {
 	if a.Failure == nil || canceled {
 		return
 	}
-	e := s.health.Get(id, now)
+	// The failure counts under the key its scope names (as the router
+	// reports it): a 402 parks the account, not the target.
+	key := healthKey(a.Target, a.Failure.Scope)
+	e := s.health.Get(key, now)
 	if e.State != health.Open || !e.Until.After(now) {
 		return
 	}
-	if prev, ok := m.parked.Load(id); ok && prev.(time.Time).Equal(e.Until) {
+	if prev, ok := m.parked.Load(key); ok && prev.(time.Time).Equal(e.Until) {
 		return
 	}
-	m.parked.Store(id, e.Until)
+	m.parked.Store(key, e.Until)
 	m.parkDuration.Observe(e.Until.Sub(now).Seconds())
+}
+
+// probed reports whether a send to t at now is the probe of a park seen
+// here, t's own or its account's or endpoint's, that has ended, and
+// forgets those parks. Skips never reach it: a target skipped for its
+// account's park leaves that park waiting for the send that probes it.
+func (m *metrics) probed(t *router.Target, now time.Time) bool {
+	probe := false
+	for _, key := range [...]string{t.ID(), t.AccountKey(), t.EndpointKey()} {
+		if v, ok := m.parked.Load(key); ok && !now.Before(v.(time.Time)) && m.parked.CompareAndDelete(key, v) {
+			probe = true
+		}
+	}
+	return probe
+}
+
+// healthKey is the health key a failure of scope sc counts under for t,
+// as the router keeps it.
+func healthKey(t *router.Target, sc classify.Scope) string {
+	switch sc {
+	case classify.ScopeAccount:
+		return t.AccountKey()
+	case classify.ScopeEndpoint:
+		return t.EndpointKey()
+	}
+	return t.ID()
+}
+
+// keyScope is the scope of health key key: account ("account:NAME"),
+// endpoint ("endpoint:HOST:PORT") or target ("provider/model").
+func keyScope(key string) classify.Scope {
+	switch {
+	case strings.HasPrefix(key, "account:"):
+		return classify.ScopeAccount
+	case strings.HasPrefix(key, "endpoint:"):
+		return classify.ScopeEndpoint
+	}
+	return classify.ScopeTarget
 }
 
 // targetLabel returns t's metrics label: "provider/model" for a target the
@@ -235,13 +306,14 @@ func (m *metrics) observeRecovery(pre []router.Attempt, answered *router.Target,
 	}
 }
 
-// eachParked calls f with each target parked now (breaker open), read from
-// the breaker's snapshot at scrape time, and the time left on its park.
-func (s *Server) eachParked(f func(id string, left time.Duration)) {
+// eachParked calls f with each health key parked now (breaker open), read
+// from the breaker's snapshot at scrape time: its scope (target, account or
+// endpoint), the key and the time left on its park.
+func (s *Server) eachParked(f func(scope classify.Scope, key string, left time.Duration)) {
 	now := s.clk.Now()
 	for _, e := range s.health.Snapshot(now) {
 		if e.State == health.Open && e.Until.After(now) {
-			f(e.Key, e.Until.Sub(now))
+			f(keyScope(e.Key), e.Key, e.Until.Sub(now))
 		}
 	}
 }

@@ -57,11 +57,11 @@ type Config struct {
 //	GET  /metrics               Prometheus metrics (a registry of its own)
 //
 // A stream's response headers go out with its first output, so a failure
-// before it is still a plain HTTP error (503, 400, ...). When the first output
-// takes longer than gateway.keepalive, the headers go out then, followed by
-// ": ping" comments, so clients do not time out; the x-detour-provider,
-// -model, -attempts and -degraded headers then come as trailers, and a
-// failure as an error event.
+// before it is still a plain HTTP error (429, 503, 504, 400, ...). When the
+// first output takes longer than gateway.keepalive, the headers go out then,
+// followed by ": ping" comments, so clients do not time out; the
+// x-detour-provider, -model, -attempts and -degraded headers then come as
+// trailers, and a failure as an error event of the same type and message.
 //
 // A Server is safe for concurrent use. Serve it with Serve (which adds
 // graceful shutdown) or mount it in any http.Server.

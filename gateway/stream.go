@@ -162,13 +162,13 @@ func (c *call) serveStream(ctx context.Context) {
 		defer out.mu.Unlock()
 		out.stopped = true // no ping, and no header, behind our back from now on
 		if !out.committed {
-			c.failed(err) // still a plain HTTP error: 503, 400, ...
+			c.failed(err) // still a plain HTTP error: 429, 503, 504, 400, ...
 			return
 		}
 		// Keep-alives are out, so the headers are: the failure goes in an
 		// error event.
 		e, gone := c.failure(err)
-		c.status = http.StatusOK
+		c.status = http.StatusOK // logged with error_status and at WARN all the same
 		if !gone {
 			b = enc.fail(b[:0], e)
 			out.sendLocked(b, false) //nolint:errcheck // the client may be gone
@@ -248,7 +248,7 @@ func (c *call) streamFailed(out *sseOut, enc streamEncoder, b *[]byte, err error
 		e = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "shutting_down",
 			Message: "detour: the gateway is shutting down; the answer is incomplete"}
 	}
-	c.outcome, c.errText = OutcomeInterrupted, e.Message
+	c.errStatus, c.outcome, c.errText = e.Status, OutcomeInterrupted, e.Message
 	*b = enc.fail((*b)[:0], e)
 	out.write(*b, false) //nolint:errcheck // the client may be gone
 }

@@ -234,7 +234,7 @@ func TestStream_RouteLimits(t *testing.T) {
 		for stream.Next() {
 			msg.Accumulate(stream.Current()) //nolint:errcheck // checked below
 		}
-		if stream.Err() == nil || !strings.Contains(stream.Err().Error(), "net_stalled") && !strings.Contains(stream.Err().Error(), "stalled") {
+		if stream.Err() == nil || !strings.Contains(stream.Err().Error(), "idle_timeout") {
 			t.Errorf("stream error %v, want a stall error event", stream.Err())
 		}
 		if msg.StopReason != "" {
@@ -291,6 +291,10 @@ func TestStream_ClientLeavesMidStream(t *testing.T) {
 		return len(recs) == 1 && recs[0].Status == "canceled" && recs[0].Kind == "canceled"
 	})
 	waitFor(t, "the canceled outcome in the log", func() bool { return strings.Contains(f.logs.String(), "outcome=canceled") })
+	// A client that went away is no error of the gateway's: INFO.
+	if line := f.logLine(resp.Header.Get("X-Request-Id")); !strings.Contains(line, "level=INFO") {
+		t.Errorf("log line %q: want INFO", line)
+	}
 }
 
 // Events the upstream sends apart go out apart: the gateway batches only

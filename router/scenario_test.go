@@ -206,6 +206,13 @@ func checkScene(t *testing.T, sc *scene, row scenario.Row, pl scenario.Placement
 			t.Errorf("A's last status %q, want %q", last, want.Status)
 		}
 	}
+	if want.HTTPStatus != 0 {
+		var re *router.Error
+		wantEx := map[int]router.Exhaustion{429: router.RateLimited, 503: router.Unavailable, 504: router.TimedOut}[want.HTTPStatus]
+		if !errors.As(got.err, &re) || re.Exhaustion != wantEx {
+			t.Errorf("exhaustion of %v, want %s", got.err, wantEx)
+		}
+	}
 	if want.Usage && (got.usage.InputTokens == 0 || got.usage.OutputTokens == 0) {
 		t.Errorf("answer usage %+v, want tokens in and out", got.usage)
 	}

@@ -135,6 +135,10 @@ type Want struct {
 	MinTime, MaxTime time.Duration
 	// Usage requires the answer to report its token usage.
 	Usage bool
+	// HTTPStatus is what a gateway answers when every candidate failed
+	// (AllFailed): 429 when they were rate limited or out of quota, 503
+	// for outages and rejected keys, 504 when they all stayed silent.
+	HTTPStatus int
 }
 
 // Faults returns n copies of f: a fault on every send.
@@ -241,11 +245,16 @@ func Rows() []Row {
 		{Name: "every candidate rate limited: all failed after one retry each", Mode: Complete,
 			Every: &sim.Fault{Kind: sim.RateLimit, RetryAfter: 2 * time.Second},
 			B:     Faults(sim.Fault{Kind: sim.RateLimit, RetryAfter: 2 * time.Second}, 4),
-			Want:  Want{Outcome: AllFailed, SendsA: 2, SendsB: 2, MinTime: 4 * time.Second, MaxTime: 4500 * time.Millisecond}},
+			Want: Want{Outcome: AllFailed, HTTPStatus: 429, SendsA: 2, SendsB: 2,
+				MinTime: 4 * time.Second, MaxTime: 4500 * time.Millisecond}},
+		{Name: "every candidate silent: all failed as timed out", Mode: Complete,
+			Every: fault(sim.Hang), B: Faults(sim.Fault{Kind: sim.Hang}, 2),
+			Want: Want{Outcome: AllFailed, HTTPStatus: 504, Status: "header_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 20 * time.Second, MaxTime: 20500 * time.Millisecond}},
 		{Name: "a rejected key: the account is parked, another provider answers", Mode: Complete,
 			Every:    fault(sim.Unauthorized),
 			Want:     Want{Outcome: Answered, Answer: "b", Status: "http_401", SendsA: 1, SendsB: 1, MaxTime: time.Second},
-			WantSame: &Want{Outcome: AllFailed, Status: "http_401", SendsA: 1, MaxTime: time.Second}},
+			WantSame: &Want{Outcome: AllFailed, HTTPStatus: 503, Status: "http_401", SendsA: 1, MaxTime: time.Second}},
 	}
 }
 

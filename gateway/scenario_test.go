@@ -1,0 +1,338 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/gateway"
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/internal/scenario"
+	"github.com/detourhq/detour/ledger"
+	sim "github.com/detourhq/detour/simulate"
+)
+
+// scale is the time of the end-to-end runs against the suite's full
+// scale: a tenth, so a minute-long outage takes six seconds.
+const scale = 0.1
+
+// slack is what real HTTP, the race detector and two busy cores may add to
+// a row's upper time bound.
+const slack = 400 * time.Millisecond
+
+func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+
+func scaleFault(f sim.Fault) sim.Fault {
+	f.RetryAfter, f.Delay, f.Gap = scaled(f.RetryAfter), scaled(f.Delay), scaled(f.Gap)
+	return f
+}
+
+func scaleFaults(fs []sim.Fault) []sim.Fault {
+	out := make([]sim.Fault, len(fs))
+	for i, f := range fs {
+		out[i] = scaleFault(f)
+	}
+	return out
+}
+
+// e2e is a gateway in front of the row's providers, both on loopback.
+type e2e struct {
+	sim    *sim.Server
+	ts     *httptest.Server
+	ledger *ledger.Memory
+	chats  atomic.Int64
+}
+
+// newE2E starts the row's providers and a gateway whose route "scenario"
+// is [p/model-a, X/model-b], at a tenth of the row's times. wrap, when
+// set, wraps the providers' handler.
+func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Settings, wrap func(*sim.Server) http.Handler) *e2e {
+	t.Helper()
+	pb := scenario.ProviderB(pl)
+	provs := []sim.Provider{{Name: scenario.ProviderA, NoPrefill: row.NoPrefill}}
+	if pb != scenario.ProviderA {
+		provs = append(provs, sim.Provider{Name: pb, NoPrefill: row.NoPrefill})
+	}
+	srv, err := sim.NewServer(provs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = srv
+	if wrap != nil {
+		h = wrap(srv)
+	}
+	up := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); up.Close() })
+	faultsA := row.A
+	if row.Every != nil {
+		faultsA = scenario.Faults(*row.Every, 12)
+	}
+	for _, q := range []struct {
+		prov, model string
+		fs          []sim.Fault
+	}{{scenario.ProviderA, scenario.ModelA, faultsA}, {pb, scenario.ModelB, row.B}} {
+		if len(q.fs) > 0 {
+			if err := srv.Enqueue(q.prov, q.model, scaleFaults(q.fs)...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lim := row.Limits
+	if lim == (scenario.Limits{}) {
+		lim = scenario.DefaultLimits
+	}
+	yaml := fmt.Sprintf(`providers:
+  p: {base_url: %[1]s/p/v1, key_env: P_KEY, pool: free}
+  q: {base_url: %[1]s/q/v1, key_env: Q_KEY, pool: credit}
+targets:
+  p/model-a: {context: %[2]d}
+  %[3]s/model-b: {context: %[4]d}
+routes:
+  scenario:
+    chain: [p/model-a, %[3]s/model-b]
+    budget: {deadline: %[5]s, reserve: %[6]s, base_backoff: %[7]s, max_backoff: %[8]s}
+    header_timeout: %[9]s
+    first_token: %[10]s
+    idle_timeout: %[11]s
+    buffered: %[12]v
+`, up.URL, row.ContextA, pb, row.ContextB, scaled(lim.Deadline), scaled(lim.Reserve), scaled(500*time.Millisecond),
+		scaled(8*time.Second), scaled(lim.HeaderTimeout), scaled(lim.FirstToken), scaled(lim.IdleTimeout), row.Mode == scenario.Buffered)
+	cfg, err := config.Parse("detour.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, yaml)
+	}
+	env := map[string]string{"P_KEY": upstreamKey + "p", "Q_KEY": upstreamKey + "q"}
+	e := &e2e{sim: srv, ledger: &ledger.Memory{}}
+	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: func(k string) string { return env[k] },
+		Ledger: e.ledger, Health: health.New(hs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			e.chats.Add(1)
+		}
+		gw.ServeHTTP(w, r)
+	}))
+	t.Cleanup(e.ts.Close)
+	return e
+}
+
+// send runs the row's request through the official OpenAI SDK, with its
+// default retries: a gateway answer that made it retry would show as
+// extra sends.
+func (e *e2e) send(ctx context.Context, row scenario.Row) (got struct {
+	outcome  scenario.Outcome
+	answer   string
+	text     string
+	usage    bool
+	took     time.Duration
+	err      error
+	provider string
+	status   int
+}) {
+	c := openai.NewClient(option.WithBaseURL(e.ts.URL+"/v1"), option.WithAPIKey("unused"))
+	params := openai.ChatCompletionNewParams{Model: "scenario", MaxTokens: openai.Int(64),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello")}}
+	start := time.Now()
+	var resp *http.Response
+	who := func() string {
+		if resp == nil {
+			return ""
+		}
+		switch resp.Header.Get("X-Detour-Model") + resp.Trailer.Get("X-Detour-Model") {
+		case scenario.ModelA:
+			return "a"
+		case scenario.ModelB:
+			return "b"
+		}
+		return ""
+	}
+	if row.Mode == scenario.Complete {
+		cc, err := c.Chat.Completions.New(ctx, params, option.WithResponseInto(&resp))
+		got.took, got.err = time.Since(start), err
+		if err == nil {
+			got.outcome, got.answer, got.text = scenario.Answered, who(), cc.Choices[0].Message.Content
+			got.usage = cc.Usage.PromptTokens > 0 && cc.Usage.CompletionTokens > 0
+		}
+	} else {
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		st := c.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&resp))
+		var b strings.Builder
+		n := 0
+		for st.Next() {
+			ch := st.Current()
+			n++
+			if len(ch.Choices) > 0 {
+				b.WriteString(ch.Choices[0].Delta.Content)
+			}
+			if ch.Usage.PromptTokens > 0 && ch.Usage.CompletionTokens > 0 {
+				got.usage = true
+			}
+		}
+		got.took, got.err, got.text = time.Since(start), st.Err(), b.String()
+		st.Close()
+		got.answer = who()
+		switch {
+		case got.err == nil:
+			got.outcome = scenario.Answered
+		case n > 0:
+			got.outcome = scenario.Cut
+		}
+	}
+	if got.outcome == "" {
+		var ae *openai.Error
+		if errors.As(got.err, &ae) {
+			got.status = ae.StatusCode
+		}
+		switch {
+		case errors.As(got.err, &ae) && ae.StatusCode == http.StatusBadRequest:
+			got.outcome = scenario.FailedClosed
+		case errors.As(got.err, &ae) && ae.StatusCode >= 429:
+			got.outcome = scenario.AllFailed
+		}
+	}
+	return got
+}
+
+// TestScenario_Gateway runs the fault-scenario suite end to end: the
+// official OpenAI SDK, the gateway and the fake providers over loopback
+// HTTP, at a tenth of the suite's times.
+func TestScenario_Gateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: about a minute")
+	}
+	for _, row := range scenario.Rows() {
+		for _, pl := range scenario.Placements {
+			t.Run(string(pl)+"/"+row.Name, func(t *testing.T) {
+				t.Parallel()
+				e := newE2E(t, row, pl, health.Settings{}, nil)
+				got := e.send(context.Background(), row)
+				want := row.Expect(pl)
+				recs := e.ledger.Records()
+				defer func() {
+					if t.Failed() {
+						for _, r := range recs {
+							t.Logf("ledger: %s/%s #%d %s %s %s %s wait %.3fs: %s", r.Provider, r.Model, r.Attempt, r.Status,
+								r.Kind, r.Scope, r.Action, r.WaitSeconds, r.Reason)
+						}
+						t.Logf("error: %v", got.err)
+					}
+				}()
+				if got.outcome != want.Outcome {
+					t.Fatalf("outcome %q (answer %q, err %v), want %q", got.outcome, got.answer, got.err, want.Outcome)
+				}
+				if got.outcome == scenario.Answered && got.answer != want.Answer {
+					t.Errorf("answered by %q (x-detour-model), want %q", got.answer, want.Answer)
+				}
+				stats := e.sim.Stats()
+				if n := stats.Requests(scenario.ProviderA, scenario.ModelA); n != want.SendsA {
+					t.Errorf("A got %d sends, want %d", n, want.SendsA)
+				}
+				if n := stats.Requests(scenario.ProviderB(pl), scenario.ModelB); n != want.SendsB {
+					t.Errorf("B got %d sends, want %d", n, want.SendsB)
+				}
+				if want.HTTPStatus != 0 && got.status != want.HTTPStatus {
+					t.Errorf("HTTP status %d, want %d", got.status, want.HTTPStatus)
+				}
+				if n := e.chats.Load(); n != 1 {
+					t.Errorf("the SDK sent %d requests, want 1", n)
+				}
+				if want.MinTime > 0 && got.took < scaled(want.MinTime)-10*time.Millisecond {
+					t.Errorf("took %s, want at least %s", got.took, scaled(want.MinTime))
+				}
+				if want.MaxTime > 0 && got.took > scaled(want.MaxTime)+slack {
+					t.Errorf("took %s, want at most %s", got.took, scaled(want.MaxTime)+slack)
+				}
+				if want.Usage && !got.usage {
+					t.Error("the answer reports no usage")
+				}
+				if got.outcome == scenario.Cut && strings.Contains(got.text, scenario.ModelB) {
+					t.Errorf("a cut stream carries B's text: %q", got.text)
+				}
+				if got.outcome == scenario.Answered {
+					wantModel := map[string]string{"a": scenario.ModelA, "b": scenario.ModelB}[want.Answer]
+					if !strings.Contains(got.text, wantModel) {
+						t.Errorf("answer %q does not come from %s", got.text, wantModel)
+					}
+				}
+				for _, r := range stats.Records {
+					if r.LastRole != "" && r.LastRole != "user" {
+						t.Errorf("%s/%s received a conversation ending with %q", r.Provider, r.Model, r.LastRole)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestScenario_GatewayOutage: A is down for 6 s with a request every
+// 400 ms (the suite's minute, a request every 4 s, at a tenth): every
+// request is answered, and A gets at most one send per open window.
+func TestScenario_GatewayOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: several seconds")
+	}
+	o := scenario.DefaultOutage
+	for _, pl := range scenario.Placements {
+		t.Run(string(pl), func(t *testing.T) {
+			t.Parallel()
+			var start time.Time
+			var down atomic.Bool
+			down.Store(true)
+			wrap := func(srv *sim.Server) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(strings.NewReader(string(body)))
+					if down.Load() && strings.Contains(string(body), `"model":"`+scenario.ModelA+`"`) {
+						srv.Enqueue(scenario.ProviderA, scenario.ModelA, sim.Fault{Kind: sim.Unavailable}) //nolint:errcheck // known provider
+					}
+					srv.ServeHTTP(w, r)
+				})
+			}
+			e := newE2E(t, scenario.Row{Mode: scenario.Complete}, pl,
+				health.Settings{OpenFor: scaled(o.OpenFor), FailureThreshold: o.FailureThreshold}, wrap)
+			start = time.Now()
+			time.AfterFunc(scaled(o.Down), func() { down.Store(false) })
+			for i := range o.Requests {
+				time.Sleep(time.Until(start.Add(scaled(time.Duration(i) * o.Every))))
+				got := e.send(context.Background(), scenario.Row{Mode: scenario.Complete})
+				if got.outcome != scenario.Answered {
+					t.Fatalf("request %d: %s (%v)", i, got.outcome, got.err)
+				}
+			}
+			var sends []time.Time
+			opened := false
+			for _, r := range e.ledger.Records() {
+				if r.Model != scenario.ModelA {
+					continue
+				}
+				if r.Status == ledger.StatusSkippedParked {
+					opened = true
+				}
+				if r.Action != "skip" && opened && r.Time.Sub(start) < scaled(o.Down) {
+					sends = append(sends, r.Time)
+				}
+			}
+			if !opened {
+				t.Fatal("A's breaker never opened")
+			}
+			for i := 1; i < len(sends); i++ {
+				if gap := sends[i].Sub(sends[i-1]); gap < scaled(o.OpenFor)-5*time.Millisecond {
+					t.Errorf("two sends to A %s apart while open (open_for %s)", gap, scaled(o.OpenFor))
+				}
+			}
+		})
+	}
+}
