@@ -37,7 +37,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// Ledger receives one record per attempt; nil discards them.
 	Ledger ledger.Sink
-	// Health keeps each target's breaker; nil means one in memory.
+	// Health keeps each target's breaker; nil means one in memory with
+	// the settings of File's health: section.
 	Health *health.Breaker
 	// Logger gets one line per request (never a key or prompt text); nil
 	// discards.
@@ -122,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	}
 	if s.health == nil {
-		s.health = health.New(health.Settings{})
+		s.health = health.New(cfg.File.Health.Settings)
 	}
 	routes, err := cfg.File.Build(s.buildOpts)
 	if err != nil {
