@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/detourhq/detour/llm"
@@ -45,7 +46,10 @@ type watch struct {
 	stream bool
 	sent   time.Time // monotonic time of the send
 	phase  int
-	bodyAt time.Duration // since the send: the last read of a non-streamed body
+	// bodyAt is the time since the send of the last read of a
+	// non-streamed body; it moves without the lock, and the timer catches
+	// up with it only when it fires (a read costs no timer reset).
+	bodyAt atomic.Int64
 	timer  *time.Timer
 	at     time.Duration // since the send: when the armed limit expires
 	// nextErr and nextLimit are the limit the armed timer ends the
@@ -90,7 +94,7 @@ func (w *watch) armLocked() {
 		consider(w.lim.room, llm.ErrDeadline, 0)
 	case phaseFlowing:
 		if !w.stream {
-			consider(w.lim.idle, llm.ErrStreamStalled, w.bodyAt)
+			consider(w.lim.idle, llm.ErrStreamStalled, time.Duration(w.bodyAt.Load()))
 		}
 	}
 	consider(w.lim.maxDuration, llm.ErrMaxDuration, 0)
@@ -115,9 +119,10 @@ func (w *watch) expire() {
 		w.mu.Unlock()
 		return
 	}
-	// The limit was moved while this call waited for the lock.
-	if left := w.at - time.Since(w.sent); left > 0 {
-		w.timer.Reset(left)
+	// The limit moved (a body read, or a re-arm while this call waited
+	// for the lock): arm it again where it is now.
+	w.armLocked()
+	if w.nextErr == nil || w.at > time.Since(w.sent) {
 		w.mu.Unlock()
 		return
 	}
@@ -138,24 +143,18 @@ func (w *watch) Headers() {
 		w.phase = phaseHeaders
 	} else {
 		w.phase = phaseFlowing
-		w.bodyAt = time.Since(w.sent)
+		w.bodyAt.Store(int64(time.Since(w.sent)))
 	}
 	w.armLocked()
 }
 
 // Body implements llm.Progress: bytes of a non-streamed body arrived, so
-// its idle limit starts again.
+// its idle limit starts again. It only notes the time: the timer, when it
+// fires, sees the read and waits on.
 func (w *watch) Body() {
-	if w.lim.idle <= 0 {
-		return
+	if w.lim.idle > 0 && !w.stream {
+		w.bodyAt.Store(int64(time.Since(w.sent)))
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done || w.fired != nil || w.phase != phaseFlowing || w.stream {
-		return
-	}
-	w.bodyAt = time.Since(w.sent)
-	w.armLocked()
 }
 
 // flowing marks a stream's first output: from now on only max_duration is
