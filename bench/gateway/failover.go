@@ -277,9 +277,10 @@ func (b *bench) reportFailover(p func(string, ...any)) {
 		float64(b.opt.failoverDur)/float64(park), b.opt.failoverDur)
 	if len(f.tail) > 0 {
 		p("Failover tail: route `failover-tail` = [slow429/bench-model, %s/bench-model] under the default budget, its first "+
-			"target always answering 429 with `Retry-After: 1` (a wait detour obeys until the breaker opens: 3 failures, then "+
-			"open 10 s with one probe each time), against the one-target route; %d connections, %s each after 1 s of "+
-			"warm-up, in one detour:\n\n", b.upstreamProvider(), 32, b.opt.failoverDur)
+			"target always answering 429 with `Retry-After: 1` (a wait detour obeys until the breaker opens after 3 failures; "+
+			"then `open_for: 1s`, so a probe goes to it every second, fails, and its request moves on at once), against the "+
+			"one-target route; %d connections, %s each after 1 s of warm-up, in one detour. \"failed over\" counts the "+
+			"answers that carried a failed probe:\n\n", b.upstreamProvider(), 32, b.opt.failoverDur)
 		p("| stream | route | answers | failed over | p50 ms | p99 ms | max ms | errors |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, t := range f.tail {
 			for _, r := range []struct {

@@ -352,6 +352,8 @@ routes:
     budget: {max_server_wait: %[2]s}
   failover-tail:
     chain: [slow429/bench-model, %[3]s/bench-model]
+health:
+  open_for: 1s   # a breaker opened by slow429 probes it every second, so the tail run sees probes fail
 `, b.up.url, durationYAML(b.opt.park/4), map[string]string{surfaceOpenAI: "up", surfaceAnthropic: "upa"}[b.opt.surface])
 	return os.WriteFile(b.cfgPath, []byte(cfg), 0o600)
 }

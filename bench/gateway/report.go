@@ -298,6 +298,11 @@ func (b *bench) reportTargets(p func(string, ...any)) {
 		for i, r := range f.tailRatios() {
 			p("| p99 of failover-tail / one-target route, 32 conns, stream=%v | %.2fx | ≤ 2x | %s |\n", f.tail[i].stream, r, yesNo(r <= 2))
 		}
+		for _, t := range f.tail {
+			worst := t.fail.all().Max()
+			p("| slowest failover-tail answer, stream=%v (a failed probe that waited its 1 s Retry-After would show) | %s ms | < 1000 ms | %s |\n",
+				t.stream, ms(worst), yesNo(worst < time.Second))
+		}
 	}
 	p("\n")
 }
