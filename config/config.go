@@ -146,6 +146,14 @@ type Route struct {
 	Name string
 	// Chain lists target addresses ("provider/model") in the order tried.
 	Chain []string
+	// RouteSettings are everything else: what a route inherits from
+	// defaults: and may override.
+	RouteSettings
+}
+
+// RouteSettings are a route's settings besides its name and chain: the
+// fields a route may write and defaults: sets for every route.
+type RouteSettings struct {
 	// BudgetName is the profile the budget came from ("interactive" or
 	// "batch"); empty when the budget was written out field by field.
 	BudgetName string
@@ -177,27 +185,16 @@ type Route struct {
 // Config built in code gets its Routes used as they are. The zero value
 // means the interactive budget and the router's defaults.
 type Defaults struct {
-	// BudgetName and Budget are as in Route; a zero Budget means the
-	// interactive profile.
-	BudgetName string
-	Budget     policy.Budget
-	// FailClosedOn is as in Route: nil means the router's default.
-	FailClosedOn []classify.Kind
-	// NoFallback is as in Route (fallback: false).
-	NoFallback bool
-	// HeaderTimeout, FirstToken, IdleTimeout and MaxDuration are as in
-	// Route: zero means the router's default, negative no limit.
-	HeaderTimeout, FirstToken, IdleTimeout, MaxDuration time.Duration
-	// Buffered is as in Route.
-	Buffered bool
+	// RouteSettings are as in Route; a zero Budget means the interactive
+	// profile, a nil FailClosedOn the router's default, a zero limit the
+	// router's default and a negative one no limit.
+	RouteSettings
 }
 
 // route returns a route named name over chain with d's settings.
 func (d Defaults) route(name string, chain []string) Route {
-	r := Route{Name: name, Chain: chain, BudgetName: d.BudgetName, Budget: d.Budget,
-		FailClosedOn: slices.Clone(d.FailClosedOn), NoFallback: d.NoFallback,
-		HeaderTimeout: d.HeaderTimeout, FirstToken: d.FirstToken, IdleTimeout: d.IdleTimeout,
-		MaxDuration: d.MaxDuration, Buffered: d.Buffered}
+	r := Route{Name: name, Chain: chain, RouteSettings: d.RouteSettings}
+	r.FailClosedOn = slices.Clone(d.FailClosedOn)
 	if r.Budget == (policy.Budget{}) {
 		r.BudgetName, r.Budget = "interactive", policy.Interactive()
 	}

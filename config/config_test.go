@@ -50,7 +50,7 @@ func TestParse_GoodConfigs(t *testing.T) {
 			src:  "routes:\n  default:\n    chain: [groq/llama-3.3-70b-versatile]\n",
 			want: &Config{File: "detour.yaml", Providers: map[string]Provider{}, Targets: map[string]Target{},
 				Routes: map[string]Route{"default": {Name: "default", Chain: []string{"groq/llama-3.3-70b-versatile"},
-					BudgetName: "interactive", Budget: interactive}}},
+					RouteSettings: RouteSettings{BudgetName: "interactive", Budget: interactive}}}},
 		},
 		{
 			name: "preset fields overridden, second account, no key, model with slashes and colons",
@@ -86,7 +86,8 @@ routes:
 				},
 				Routes: map[string]Route{"r": {Name: "r", Chain: []string{"groq2/llama-3.3-70b-versatile",
 					"openrouter/meta-llama/llama-3.3-70b-instruct", "local/qwen2.5:7b"},
-					BudgetName: "interactive", Budget: interactive, NoFallback: true, FailClosedOn: []classify.Kind{}}},
+					RouteSettings: RouteSettings{BudgetName: "interactive", Budget: interactive, NoFallback: true,
+						FailClosedOn: []classify.Kind{}}}},
 			},
 		},
 		{
@@ -110,9 +111,11 @@ routes:
 				fc := []classify.Kind{classify.Wall, classify.Policy}
 				return &Config{File: "detour.yaml", Providers: map[string]Provider{}, Targets: map[string]Target{},
 					Routes: map[string]Route{
-						"a": {Name: "a", Chain: []string{"groq/x", "deepseek/deepseek-chat"}, Budget: b, FailClosedOn: fc},
-						"b": {Name: "b", Chain: []string{"groq/x", "deepseek/deepseek-chat"}, Budget: b, FailClosedOn: fc, NoFallback: true},
-						"c": {Name: "c", Chain: []string{"groq/x"}, Budget: c},
+						"a": {Name: "a", Chain: []string{"groq/x", "deepseek/deepseek-chat"},
+							RouteSettings: RouteSettings{Budget: b, FailClosedOn: fc}},
+						"b": {Name: "b", Chain: []string{"groq/x", "deepseek/deepseek-chat"},
+							RouteSettings: RouteSettings{Budget: b, FailClosedOn: fc, NoFallback: true}},
+						"c": {Name: "c", Chain: []string{"groq/x"}, RouteSettings: RouteSettings{Budget: c}},
 					}}
 			}(),
 		},

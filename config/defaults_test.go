@@ -120,14 +120,15 @@ defaults:            # after routes: order does not matter
 	fc := []classify.Kind{classify.Invalid, classify.Policy, classify.ContextOverflow}
 	base := policy.Interactive()
 	base.Deadline = 30 * time.Second
-	wantDefaults := Defaults{Budget: base, FailClosedOn: fc, NoFallback: true, HeaderTimeout: 10 * time.Second,
-		FirstToken: 20 * time.Second, IdleTimeout: -1, MaxDuration: 5 * time.Minute, Buffered: true}
+	wantDefaults := Defaults{RouteSettings{Budget: base, FailClosedOn: fc, NoFallback: true, HeaderTimeout: 10 * time.Second,
+		FirstToken: 20 * time.Second, IdleTimeout: -1, MaxDuration: 5 * time.Minute, Buffered: true}}
 	if d := cmp.Diff(wantDefaults, c.Defaults); d != "" {
 		t.Errorf("Defaults (-want +got):\n%s", d)
 	}
 	inherited := func(name string, chain []string, b policy.Budget, budgetName string) Route {
-		return Route{Name: name, Chain: chain, BudgetName: budgetName, Budget: b, FailClosedOn: fc, NoFallback: true,
-			HeaderTimeout: 10 * time.Second, FirstToken: 20 * time.Second, IdleTimeout: -1, MaxDuration: 5 * time.Minute, Buffered: true}
+		return Route{Name: name, Chain: chain, RouteSettings: RouteSettings{BudgetName: budgetName, Budget: b, FailClosedOn: fc,
+			NoFallback: true, HeaderTimeout: 10 * time.Second, FirstToken: 20 * time.Second, IdleTimeout: -1,
+			MaxDuration: 5 * time.Minute, Buffered: true}}
 	}
 	both := base
 	both.MaxAttempts = 4
@@ -138,9 +139,9 @@ defaults:            # after routes: order does not matter
 		"inline":         inherited("inline", []string{"groq/x"}, both, ""),
 		"profile":        inherited("profile", []string{"groq/x"}, policy.Batch(), "batch"),
 		"inline-profile": inherited("inline-profile", []string{"groq/x"}, batch3, ""),
-		"override": {Name: "override", Chain: []string{"groq/x"}, Budget: base,
+		"override": {Name: "override", Chain: []string{"groq/x"}, RouteSettings: RouteSettings{Budget: base,
 			FailClosedOn:  []classify.Kind{classify.Invalid, classify.Policy, classify.Wall},
-			HeaderTimeout: 5 * time.Second, FirstToken: -1, IdleTimeout: time.Minute, MaxDuration: -1},
+			HeaderTimeout: 5 * time.Second, FirstToken: -1, IdleTimeout: time.Minute, MaxDuration: -1}},
 	}
 	if d := cmp.Diff(want, c.Routes); d != "" {
 		t.Errorf("routes (-want +got):\n%s", d)
@@ -308,10 +309,11 @@ routes:
 func TestValidate_DefaultsBuiltInCode(t *testing.T) {
 	bad := []classify.Kind{"bogus"}
 	c := &Config{
-		Defaults: Defaults{FailClosedOn: bad, Budget: policy.Budget{Deadline: -time.Second}},
+		Defaults: Defaults{RouteSettings{FailClosedOn: bad, Budget: policy.Budget{Deadline: -time.Second}}},
 		Routes: map[string]Route{
-			"a": {Name: "a", Chain: []string{"groq/x"}, FailClosedOn: bad},                     // inherited: reported once
-			"b": {Name: "b", Chain: []string{"groq/x"}, FailClosedOn: []classify.Kind{"nope"}}, // its own
+			// a inherits the defaults' bad kind: reported once; b has its own
+			"a": {Name: "a", Chain: []string{"groq/x"}, RouteSettings: RouteSettings{FailClosedOn: bad}},
+			"b": {Name: "b", Chain: []string{"groq/x"}, RouteSettings: RouteSettings{FailClosedOn: []classify.Kind{"nope"}}},
 		},
 	}
 	err := c.Validate()

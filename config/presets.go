@@ -229,7 +229,7 @@ func Default(getenv func(string) string) (*Config, error) {
 		return cmp.Or(cmp.Compare(poolRank(a.Pool), poolRank(b.Pool)),
 			cmp.Compare(a.Price.In+a.Price.Out, b.Price.In+b.Price.Out))
 	})
-	r := Route{Name: DefaultRoute, BudgetName: "interactive", Budget: policy.Interactive()}
+	r := Route{Name: DefaultRoute, RouteSettings: RouteSettings{BudgetName: "interactive", Budget: policy.Interactive()}}
 	for _, ps := range chosen {
 		r.Chain = append(r.Chain, ps.Name+"/"+ps.Model)
 	}

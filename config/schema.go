@@ -245,9 +245,7 @@ func (d *decoder) defaults(n ast.Node) {
 		}
 		d.routeField(&r, p, fp, path, defaultsFields)
 	}
-	d.c.Defaults = Defaults{BudgetName: r.BudgetName, Budget: r.Budget, FailClosedOn: r.FailClosedOn,
-		NoFallback: r.NoFallback, HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken,
-		IdleTimeout: r.IdleTimeout, MaxDuration: r.MaxDuration, Buffered: r.Buffered}
+	d.c.Defaults = Defaults{RouteSettings: r.RouteSettings}
 }
 
 // routeField decodes one field f (at fp) of a route or of defaults: (at

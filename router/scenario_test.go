@@ -161,80 +161,31 @@ func TestScenario_Router(t *testing.T) {
 	}
 }
 
-// checkScene compares a row's outcome with what it expects.
+// checkScene compares a row's outcome with what it expects
+// (scenario.Want.Check), and checks the ledger against the providers.
 func checkScene(t *testing.T, sc *scene, row scenario.Row, pl scenario.Placement, got outcome) {
 	t.Helper()
-	want := row.Expect(pl)
 	recs := sc.ledger.Records()
-	defer func() {
-		if t.Failed() {
-			for _, r := range recs {
-				t.Logf("ledger: %s/%s attempt %d %s %s %s %s wait %.3fs: %s", r.Provider, r.Model, r.Attempt, r.Status,
-					r.Kind, r.Scope, r.Action, r.WaitSeconds, r.Reason)
-			}
-			t.Logf("error: %v", got.err)
-		}
-	}()
-	if got.outcome != want.Outcome {
-		t.Fatalf("outcome %q (answer %q, err %v), want %q", got.outcome, got.answer, got.err, want.Outcome)
-	}
-	if (want.Outcome == scenario.Answered || want.Outcome == scenario.Cut) && got.answer != want.Answer {
-		t.Errorf("answered by %q, want %q", got.answer, want.Answer)
-	}
-	pb := scenario.ProviderB(pl)
 	stats := sc.srv.Stats()
-	if n := stats.Requests(scenario.ProviderA, scenario.ModelA); n != want.SendsA {
-		t.Errorf("A got %d sends, want %d", n, want.SendsA)
+	o := scenario.Observed{Outcome: got.outcome, Answer: got.answer, Text: got.text, Took: got.took,
+		Usage: got.usage.InputTokens > 0 && got.usage.OutputTokens > 0}
+	var re *router.Error
+	if errors.As(got.err, &re) && errors.Is(got.err, router.ErrAllFailed) {
+		o.HTTPStatus = map[router.Exhaustion]int{router.RateLimited: 429, router.Unavailable: 503, router.TimedOut: 504}[re.Exhaustion]
 	}
-	if n := stats.Requests(pb, scenario.ModelB); n != want.SendsB {
-		t.Errorf("B got %d sends, want %d", n, want.SendsB)
-	}
-	if want.MinTime > 0 && got.took < want.MinTime {
-		t.Errorf("took %s, want at least %s", got.took, want.MinTime)
-	}
-	if want.MaxTime > 0 && got.took > want.MaxTime {
-		t.Errorf("took %s, want at most %s", got.took, want.MaxTime)
-	}
-	if want.Status != "" {
-		var last string
-		for _, r := range recs {
-			if r.Model == scenario.ModelA && r.Action != "skip" {
-				last = r.Status
-			}
-		}
-		if last != want.Status {
-			t.Errorf("A's last status %q, want %q", last, want.Status)
-		}
-	}
-	if want.HTTPStatus != 0 {
-		var re *router.Error
-		wantEx := map[int]router.Exhaustion{429: router.RateLimited, 503: router.Unavailable, 504: router.TimedOut}[want.HTTPStatus]
-		if !errors.As(got.err, &re) || re.Exhaustion != wantEx {
-			t.Errorf("exhaustion of %v, want %s", got.err, wantEx)
-		}
-	}
-	if want.Usage && (got.usage.InputTokens == 0 || got.usage.OutputTokens == 0) {
-		t.Errorf("answer usage %+v, want tokens in and out", got.usage)
-	}
-	switch got.outcome {
-	case scenario.Answered:
-		if wantText := "Hello from " + map[string]string{"a": scenario.ProviderA + "/" + scenario.ModelA,
-			"b": pb + "/" + scenario.ModelB}[got.answer]; !strings.Contains(got.text, wantText) {
-			t.Errorf("answer text %q does not hold %q", got.text, wantText)
-		}
-	case scenario.Cut:
-		if strings.Contains(got.text, scenario.ModelB) {
-			t.Errorf("a cut stream carries B's text: %q", got.text)
-		}
-	}
-	for _, r := range stats.Records {
-		if r.LastRole != "" && r.LastRole != "user" {
-			t.Errorf("%s/%s received a conversation ending with %q: partial text sent on as a prefill", r.Provider, r.Model, r.LastRole)
-		}
+	scenario.Observe(&o, stats, recs, pl)
+	for _, bad := range row.Expect(pl).Check(o, 1, 0) {
+		t.Error(bad)
 	}
 	checkNoWaitThenSkip(t, recs)
 	if sends, got := countRecordSends(recs), stats.Total(); sends != got {
 		t.Errorf("ledger records %d sends, providers received %d", sends, got)
+	}
+	if t.Failed() {
+		for _, l := range scenario.Lines(recs) {
+			t.Log(l)
+		}
+		t.Logf("error: %v", got.err)
 	}
 }
 

@@ -12,8 +12,11 @@
 package scenario
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/detourhq/detour/ledger"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -278,3 +281,100 @@ type Outage struct {
 // DefaultOutage is A down for 60 s with a request every 4 s.
 var DefaultOutage = Outage{Down: 60 * time.Second, Every: 4 * time.Second, Requests: 20,
 	OpenFor: 10 * time.Second, FailureThreshold: 3}
+
+// Observed is what a runner saw of one row's request.
+type Observed struct {
+	Outcome Outcome
+	// Answer is "a" or "b" when a target answered (or started a cut
+	// stream), Text the answer's text as it reached the caller.
+	Answer, Text string
+	// Usage is set when the answer reported tokens in and out.
+	Usage bool
+	// Took is the time until the answer ended (or the error came).
+	Took time.Duration
+	// HTTPStatus is the status a gateway client got for a request that
+	// got no answer; a router runner gives the one its Exhaustion stands
+	// for.
+	HTTPStatus int
+	// SendsA and SendsB are the sends each target received.
+	SendsA, SendsB int
+	// StatusA is the ledger status of A's last send.
+	StatusA string
+	// LastRoles are the roles the providers' requests ended with.
+	LastRoles []string
+}
+
+// Check returns how o differs from w, one line each; none when it holds.
+// Time bounds are multiplied by scale, and slack is added to the upper
+// one (what real HTTP and busy cores may add).
+func (w Want) Check(o Observed, scale float64, slack time.Duration) []string {
+	var bad []string
+	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	if o.Outcome != w.Outcome {
+		add("outcome %q (answer %q), want %q", o.Outcome, o.Answer, w.Outcome)
+		return bad
+	}
+	if (w.Outcome == Answered || w.Outcome == Cut) && o.Answer != w.Answer {
+		add("answered by %q, want %q", o.Answer, w.Answer)
+	}
+	if o.SendsA != w.SendsA || o.SendsB != w.SendsB {
+		add("sends A %d, B %d; want %d, %d", o.SendsA, o.SendsB, w.SendsA, w.SendsB)
+	}
+	at := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+	if w.MinTime > 0 && o.Took < at(w.MinTime)-at(10*time.Millisecond) {
+		add("took %s, want at least %s", o.Took, at(w.MinTime))
+	}
+	if w.MaxTime > 0 && o.Took > at(w.MaxTime)+slack {
+		add("took %s, want at most %s", o.Took, at(w.MaxTime)+slack)
+	}
+	if w.Status != "" && o.StatusA != w.Status {
+		add("A's last status %q, want %q", o.StatusA, w.Status)
+	}
+	if w.HTTPStatus != 0 && o.HTTPStatus != w.HTTPStatus {
+		add("HTTP status %d, want %d", o.HTTPStatus, w.HTTPStatus)
+	}
+	if w.Usage && !o.Usage {
+		add("the answer reports no usage")
+	}
+	switch o.Outcome {
+	case Answered:
+		if want := map[string]string{"a": ModelA, "b": ModelB}[o.Answer]; !strings.Contains(o.Text, want) {
+			add("answer %q does not come from %s", o.Text, want)
+		}
+	case Cut:
+		if strings.Contains(o.Text, ModelB) {
+			add("a cut stream carries B's text: %q", o.Text)
+		}
+	}
+	for _, r := range o.LastRoles {
+		if r != "" && r != "user" {
+			add("a provider received a conversation ending with %q: partial text sent on as a prefill", r)
+		}
+	}
+	return bad
+}
+
+// Lines writes a ledger, one line a record, for a failed row's log.
+func Lines(recs []ledger.Record) []string {
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, fmt.Sprintf("ledger: %s/%s #%d %s %s %s %s wait %.3fs: %s", r.Provider, r.Model, r.Attempt,
+			r.Status, r.Kind, r.Scope, r.Action, r.WaitSeconds, r.Reason))
+	}
+	return out
+}
+
+// Observe fills o's sends, A's last status and the last roles from what
+// the providers received and the ledger, in placement pl.
+func Observe(o *Observed, st sim.Stats, recs []ledger.Record, pl Placement) {
+	o.SendsA = st.Requests(ProviderA, ModelA)
+	o.SendsB = st.Requests(ProviderB(pl), ModelB)
+	for _, r := range recs {
+		if r.Model == ModelA && r.Action != "skip" {
+			o.StatusA = r.Status
+		}
+	}
+	for _, r := range st.Records {
+		o.LastRoles = append(o.LastRoles, r.LastRole)
+	}
+}
