@@ -103,6 +103,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	}
 	defer key.release()
 	buf := getBuf()
+	// The body lives as long as the request: it goes on raw to a target
+	// of the client's dialect (llm.Raw).
+	defer putBuf(buf)
 	ae = s.readBody(w, r, buf)
 	if ae == nil {
 		if d == anthropicDialect {
@@ -111,7 +114,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 			ae = parseOpenAI(buf.Bytes(), &c.cr)
 		}
 	}
-	putBuf(buf)
+	if ae == nil {
+		c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes()}
+	}
 	if ae == nil {
 		ae = c.resolve()
 	}
@@ -355,6 +360,9 @@ func (c *call) serveComplete(ctx context.Context) {
 	c.s.metrics.observeRecovery(pre, res.Target, res.Response.Usage)
 	h := c.w.Header()
 	c.setWho(h, res.Target, sends(res.Attempts), res.Degraded)
+	if c.writeRaw(res.Response) {
+		return
+	}
 	p := getBytes()
 	b := *p
 	if c.d == anthropicDialect {

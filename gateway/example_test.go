@@ -51,7 +51,7 @@ gateway:
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode, resp.Header.Get("X-Detour-Provider"), resp.Header.Get("X-Detour-Attempts"))
-	fmt.Println(strings.Contains(string(body), `"content":"Hello from steady/llama-3.3-70b."`))
+	fmt.Println(strings.Contains(string(body), `Hello from steady/llama-3.3-70b.`))
 	// Output:
 	// 200 steady 2
 	// true

@@ -29,7 +29,7 @@ const scale = 0.1
 
 // slack is what real HTTP, the race detector and two busy cores may add to
 // a row's upper time bound.
-const slack = 400 * time.Millisecond
+const slack = time.Second
 
 func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 

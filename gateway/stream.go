@@ -176,6 +176,9 @@ func (c *call) serveStream(ctx context.Context) {
 		return
 	}
 	defer sr.Stream.Close()
+	if c.passThrough(sr.Target) {
+		enc = &rawStream{inner: enc, c: c}
+	}
 	pre := sr.Attempts
 	out.mu.Lock()
 	if out.early {

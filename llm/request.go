@@ -70,6 +70,31 @@ type Request struct {
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// Stream asks for a streamed answer.
 	Stream bool `json:"stream,omitempty"`
+	// Raw, when set, is the request as its client sent it. A target of
+	// the same dialect is sent Raw's body, with only the fields detour owns
+	// replaced (the model; what streaming needs), instead of an encoding
+	// of the fields above: nothing the client asked for is lost, known to
+	// detour or not. Read-only once set; Clone shares it.
+	Raw *Raw `json:"-"`
+}
+
+// Raw is a body in one dialect's wire format, kept as it came: a client's
+// request, or a provider's answer. Its bytes must not be changed.
+type Raw struct {
+	// Dialect is the wire format: "openai" (chat completions) or
+	// "anthropic" (Messages).
+	Dialect string
+	// Body is the JSON body.
+	Body []byte
+}
+
+// RawFor returns the raw body of r for a target of dialect, or nil when r
+// has none or it is in another dialect.
+func (r *Request) RawFor(dialect string) []byte {
+	if r.Raw == nil || r.Raw.Dialect != dialect {
+		return nil
+	}
+	return r.Raw.Body
 }
 
 // Clone returns a copy of r whose slices may be changed without touching r.

@@ -30,6 +30,10 @@ type Response struct {
 	Message      Message      `json:"message"`
 	FinishReason FinishReason `json:"finish_reason"`
 	Usage        Usage        `json:"usage"`
+	// Raw is the provider's body as it came, when the request was sent raw
+	// (Request.Raw in the provider's dialect): a client of that dialect can
+	// be given every field of it, the ones the fields above do not hold too.
+	Raw *Raw `json:"-"`
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. The first fragment of a
@@ -54,6 +58,15 @@ type Chunk struct {
 	FinishReason FinishReason `json:"finish_reason,omitempty"`
 	// Usage is set on the chunk that reports usage (often the last one).
 	Usage *Usage `json:"usage,omitempty"`
+	// Raw is the data of the stream event this chunk was read from, as the
+	// provider sent it, when the request was sent raw (Request.Raw in the
+	// provider's dialect); Event is the event's name (Anthropic's
+	// "content_block_delta", ...; empty for OpenAI). Every event of such a
+	// stream comes as a chunk, those that carry nothing the fields above
+	// hold too (a thinking delta, a block's start), so that a client of
+	// the same dialect can be given the stream as it was.
+	Raw   string `json:"-"`
+	Event string `json:"-"`
 }
 
 // Stream is a streamed answer. Next returns io.EOF after the provider's

@@ -57,6 +57,9 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	if err != nil {
 		return nil, err
 	}
+	if req.RawFor(dialect) != nil {
+		return decoder.DecodeResponseRaw(resp, c.APIKey, dialect)
+	}
 	return decoder.DecodeResponse(resp, c.APIKey)
 }
 
@@ -68,7 +71,11 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
-	return decoder.DecodeStream(resp, c.APIKey)
+	st, err := decoder.DecodeStream(resp, c.APIKey)
+	if s, ok := st.(*stream); ok && req.RawFor(dialect) != nil {
+		s.raw = true
+	}
+	return st, err
 }
 
 // endpoint is the URL of the Messages API under base.
@@ -85,7 +92,14 @@ func endpoint(base string) string {
 
 // send makes the one HTTP exchange of a call.
 func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http.Response, error) {
-	body, err := EncodeRequest(req, stream)
+	var body []byte
+	var err error
+	if raw := req.RawFor(dialect); raw != nil {
+		// The client spoke this dialect: its body goes on as it came.
+		body, err = exchange.RawBody(dialect, raw, req.Model, stream)
+	} else {
+		body, err = EncodeRequest(req, stream)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -122,6 +122,9 @@ type stream struct {
 	scratch eventScratch
 	// endBuffered is set once Ready saw the end of the message buffered.
 	endBuffered bool
+	// raw is set for a request sent raw: every event but ping comes as a
+	// chunk that keeps its data and name.
+	raw bool
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -181,7 +184,11 @@ func (s *stream) next() (llm.Chunk, error) {
 		if typ == "message_stop" || ev.Event == "message_stop" {
 			return llm.Chunk{}, io.EOF // by either name: Ready counts on the event's
 		}
-		if c, ok := s.apply(typ, &e); ok {
+		c, ok := s.apply(typ, &e)
+		if s.raw && typ != "ping" {
+			c.Raw, c.Event, ok = data, typ, true
+		}
+		if ok {
 			c.ID, c.Model = s.id, s.model
 			return c, nil
 		}

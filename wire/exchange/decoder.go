@@ -41,14 +41,25 @@ type Decoder[S llm.Stream] struct {
 // another 2xx body is read up to MaxResponseBody (past it, an error) and
 // handed to DecodeJSON. Every error has key redacted (see Redact).
 func (d *Decoder[S]) DecodeResponse(resp *http.Response, key string) (*llm.Response, error) {
-	r, err := d.decodeResponse(resp)
+	r, err := d.decodeResponse(resp, "")
 	if err != nil {
 		return nil, Redact(err, key)
 	}
 	return r, nil
 }
 
-func (d *Decoder[S]) decodeResponse(resp *http.Response) (*llm.Response, error) {
+// DecodeResponseRaw is DecodeResponse for a request sent raw (llm.Raw):
+// the answer also keeps its body, as Raw in dialect, when it was a JSON
+// body (an answer read from an event stream keeps none).
+func (d *Decoder[S]) DecodeResponseRaw(resp *http.Response, key, dialect string) (*llm.Response, error) {
+	r, err := d.decodeResponse(resp, dialect)
+	if err != nil {
+		return nil, Redact(err, key)
+	}
+	return r, nil
+}
+
+func (d *Decoder[S]) decodeResponse(resp *http.Response, keep string) (*llm.Response, error) {
 	defer resp.Body.Close()
 	if !is2xx(resp.StatusCode) {
 		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
@@ -69,7 +80,11 @@ func (d *Decoder[S]) decodeResponse(resp *http.Response) (*llm.Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	return d.DecodeJSON(resp.Header, body)
+	out, err := d.DecodeJSON(resp.Header, body)
+	if err == nil && keep != "" {
+		out.Raw = &llm.Raw{Dialect: keep, Body: body}
+	}
+	return out, err
 }
 
 // DecodeStream reads a response that should be a stream. A non-2xx status

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/detourhq/detour/internal/jsonedit"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/wire/exchange"
 )
@@ -41,30 +42,52 @@ type Client struct {
 
 var _ llm.Client = (*Client)(nil)
 
+// includeUsage is the stream option detour owns on a raw request: the
+// final usage chunk, which the cost and the ledger need.
+var includeUsage = jsonedit.Field{Key: "include_usage", Value: []byte("true")}
+
 // Complete sends req without streaming and decodes the answer with
-// DecodeResponse. req.Stream is ignored.
+// DecodeResponse. req.Stream is ignored. A request whose Raw is in this
+// dialect is sent as its client wrote it (exchange.RawBody), and the
+// answer keeps its body in Raw.
 func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	resp, err := c.send(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
+	if req.RawFor(dialect) != nil {
+		return decoder.DecodeResponseRaw(resp, c.APIKey, dialect)
+	}
 	return decoder.DecodeResponse(resp, c.APIKey)
 }
 
 // Stream sends req asking for a stream and returns it decoded by
-// DecodeStream. req.Stream is ignored. ctx bounds the whole stream: its
+// DecodeStream. req.Stream is ignored. A request whose Raw is in this
+// dialect is sent as its client wrote it, and every chunk keeps its
+// event's data in Raw. ctx bounds the whole stream: its
 // cancellation aborts a blocked Next. The caller must Close the stream.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	resp, err := c.send(ctx, req, true)
 	if err != nil {
 		return nil, err
 	}
-	return decoder.DecodeStream(resp, c.APIKey)
+	st, err := decoder.DecodeStream(resp, c.APIKey)
+	if s, ok := st.(*stream); ok && req.RawFor(dialect) != nil {
+		s.raw = true
+	}
+	return st, err
 }
 
 // send makes the one HTTP exchange of a call.
 func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http.Response, error) {
-	body, err := EncodeRequest(req, stream)
+	var body []byte
+	var err error
+	if raw := req.RawFor(dialect); raw != nil {
+		// The client spoke this dialect: its body goes on as it came.
+		body, err = exchange.RawBody(dialect, raw, req.Model, stream, includeUsage)
+	} else {
+		body, err = EncodeRequest(req, stream)
+	}
 	if err != nil {
 		return nil, err
 	}

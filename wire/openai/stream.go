@@ -96,6 +96,8 @@ type stream struct {
 	r         *sse.Reader
 	header    http.Header
 	sawFinish bool
+	// raw is set for a request sent raw: every chunk keeps its data.
+	raw bool
 	// cc and scratch are reused by every chunk (see decodeChunk), so the
 	// common chunk allocates no struct graph.
 	cc      chatChunk
@@ -143,6 +145,9 @@ func (s *stream) decode() (llm.Chunk, error) {
 			return llm.Chunk{}, s.frameError([]byte(data), "error frame in stream")
 		}
 		c := llm.Chunk{ID: cc.ID, Model: cc.Model, Usage: cc.Usage.canonical()}
+		if s.raw {
+			c.Raw = data
+		}
 		if c.Usage == nil && cc.XGroq != nil {
 			c.Usage = cc.XGroq.Usage.canonical()
 		}

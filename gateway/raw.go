@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/router"
+)
+
+// passThrough reports whether the answer of t reaches the client as the
+// provider wrote it: the client's request went on raw (llm.Raw) to a
+// target of the client's own dialect. Every field of the answer then
+// reaches the client, the ones detour does not know too.
+func (c *call) passThrough(t *router.Target) bool {
+	return c.cr.req.Raw != nil && t.Dialect == c.d.String()
+}
+
+// writeRaw writes a whole answer of the client's dialect as the provider
+// sent it; false when the answer kept no body (it came as a stream).
+func (c *call) writeRaw(resp *llm.Response) bool {
+	if resp.Raw == nil || resp.Raw.Dialect != c.d.String() {
+		return false
+	}
+	h := c.w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(resp.Raw.Body))}
+	c.status = http.StatusOK
+	c.w.WriteHeader(http.StatusOK)
+	c.w.Write(resp.Raw.Body) //nolint:errcheck // nothing to do for a gone client
+	return true
+}
+
+// rawStream passes a stream of the client's dialect on event by event as
+// the provider sent it. A chunk that kept no event (a provider that
+// answered a stream request with a whole JSON body) goes through the
+// dialect's own encoder instead.
+type rawStream struct {
+	inner streamEncoder
+	c     *call
+	u     llm.Usage
+	// raw is set once an event was passed on as it came.
+	raw bool
+}
+
+func (r *rawStream) usage() llm.Usage {
+	if !r.raw {
+		return r.inner.usage()
+	}
+	return r.u
+}
+
+// chunk appends ch's event as it came. OpenAI's final usage chunk is
+// left out when the client did not ask for it (detour asked in its name).
+func (r *rawStream) chunk(b []byte, ch llm.Chunk) []byte {
+	if ch.Raw == "" {
+		return r.inner.chunk(b, ch)
+	}
+	r.raw = true
+	if ch.Usage != nil {
+		r.u = *ch.Usage
+	}
+	if r.c.d == anthropicDialect {
+		b = event(b, ch.Event)
+		b = append(b, ch.Raw...)
+		return append(b, "\n\n"...)
+	}
+	if ch.Usage != nil && !r.c.cr.includeUsage && ch.Role == "" && ch.Content == "" && len(ch.ToolCalls) == 0 &&
+		ch.FinishReason == "" {
+		return b // the usage chunk ("choices": []) detour asked for itself
+	}
+	b = append(b, "data: "...)
+	b = append(b, ch.Raw...)
+	return append(b, "\n\n"...)
+}
+
+// end appends the stream's end in the dialect's words: OpenAI's [DONE],
+// Anthropic's message_stop.
+func (r *rawStream) end(b []byte) []byte {
+	if !r.raw {
+		return r.inner.end(b)
+	}
+	if r.c.d == anthropicDialect {
+		b = event(b, "message_stop")
+		return append(b, `{"type":"message_stop"}`+"\n\n"...)
+	}
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+func (r *rawStream) fail(b []byte, e *apiError) []byte { return r.inner.fail(b, e) }
