@@ -121,7 +121,7 @@ func parseAnthropic(body []byte, cr *chatRequest) *apiError {
 	}
 	for i, t := range in.Tools {
 		if t.Type != "" && t.Type != "custom" {
-			return badRequest(fmt.Sprintf("tools[%d].type", i), "tool type %q is not supported by detour: define custom tools {name, input_schema}", t.Type)
+			continue // a server tool (web search, ...): a need, not a canonical tool
 		}
 		if t.Name == "" {
 			return badRequest(fmt.Sprintf("tools[%d].name", i), "tools[%d].name: Field required", i)
@@ -208,10 +208,10 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 				content = "Error: " + content
 			}
 			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID, Content: content})
-		case "thinking", "redacted_thinking":
-			// Earlier reasoning: not replayed to other models.
 		default:
-			return out, badRequest(blockParam(i, j)+".type", "content block type %q is not supported by detour yet: send text, tool_use and tool_result blocks", b.Type)
+			// Thinking, an image, a document, a server tool's block: it
+			// reaches a target of this dialect raw; another dialect's is
+			// skipped for it (needs), never sent it half.
 		}
 	}
 	msg.Content = text.String()
@@ -237,11 +237,11 @@ func anText(raw json.RawMessage, param string) (string, *apiError) {
 		return "", badRequest(param, "%s must be a string or a list of text blocks", param)
 	}
 	var b strings.Builder
-	for j, bl := range blocks {
+	for _, bl := range blocks {
 		if bl.Type != "text" {
-			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j), "block type %q is not supported here: send text blocks", bl.Type)
+			continue // an image in a tool result, ...: a need (needs)
 		}
-		if j > 0 {
+		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(bl.Text)

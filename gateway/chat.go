@@ -115,7 +115,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		}
 	}
 	if ae == nil {
-		c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes()}
+		c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
+		c.cr.req.Needs = needsOf(d, buf.Bytes())
 	}
 	if ae == nil {
 		ae = c.resolve()
@@ -314,6 +315,19 @@ func (c *call) options() *apiError {
 		}
 		c.opts.Start = v
 	}
+	if v := strings.TrimSpace(h.Get("X-Detour-Require")); v != "" {
+		// What must not be dropped on a cross-dialect hop: needs by name
+		// (seed, user, cache_control, ...), or all of them.
+		for _, name := range strings.Split(v, ",") {
+			switch name = strings.TrimSpace(name); strings.ToLower(name) {
+			case "":
+			case "all", "*":
+				c.cr.req.Require = append(c.cr.req.Require, "*")
+			default:
+				c.cr.req.Require = append(c.cr.req.Require, name)
+			}
+		}
+	}
 	// Accepted and logged; the safety issue will use it to deduplicate.
 	if v := h.Get("Idempotency-Key"); v != "" {
 		c.idem = v[:min(len(v), 128)]
@@ -333,19 +347,25 @@ func sends(as []router.Attempt) int {
 }
 
 // setWho sets the headers that say who answered.
-func (c *call) setWho(h http.Header, t *router.Target, attempts int, degraded bool) {
-	c.answered, c.sends = t, attempts
+func (c *call) setWho(h http.Header, res *router.Result, attempts int) {
+	c.answered, c.sends = res.Target, attempts
 	h["X-Detour-Route"] = []string{c.route.Name}
-	whoHeaders(h, t, attempts, degraded)
+	whoHeaders(h, res, attempts)
 }
 
-// whoHeaders sets the answer's provider, model, attempts and degraded
-// headers: the ones a stream committed early sends as trailers.
-func whoHeaders(h http.Header, t *router.Target, attempts int, degraded bool) {
+// whoHeaders sets the answer's provider, model, attempts, degraded and
+// dropped headers: the ones a stream committed early sends as trailers.
+// x-detour-dropped names what the request carried that the answering
+// target went without (a cross-dialect hop); absent when nothing was.
+func whoHeaders(h http.Header, res *router.Result, attempts int) {
+	t := res.Target
 	h["X-Detour-Provider"] = []string{t.Provider}
 	h["X-Detour-Model"] = []string{t.Model}
 	h["X-Detour-Attempts"] = []string{strconv.Itoa(attempts)}
-	h["X-Detour-Degraded"] = []string{strconv.FormatBool(degraded)}
+	h["X-Detour-Degraded"] = []string{strconv.FormatBool(res.Degraded)}
+	if len(res.Dropped) > 0 {
+		h["X-Detour-Dropped"] = []string{strings.Join(res.Dropped, ", ")}
+	}
 }
 
 // serveComplete answers a request that did not ask for a stream.
@@ -359,7 +379,7 @@ func (c *call) serveComplete(ctx context.Context) {
 	c.outcome = outcome(pre, res.Target)
 	c.s.metrics.observeRecovery(pre, res.Target, res.Response.Usage)
 	h := c.w.Header()
-	c.setWho(h, res.Target, sends(res.Attempts), res.Degraded)
+	c.setWho(h, res, sends(res.Attempts))
 	if c.writeRaw(res.Response) {
 		return
 	}

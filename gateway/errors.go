@@ -176,11 +176,15 @@ func (s *Server) failClosed(err error, re *router.Error) *apiError {
 	e := &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error"}
 	if re != nil {
 		e.Message = s.summary(re)
-		switch re.Kind {
-		case classify.ContextOverflow:
+		switch {
+		case re.Kind == classify.ContextOverflow:
 			e.Code = "context_length_exceeded"
-		case classify.Policy:
+		case re.Kind == classify.Policy:
 			e.Code = "content_filter"
+		case errors.Is(err, router.ErrUnsupported):
+			// No candidate can carry what the request holds: the summary
+			// names it, per candidate.
+			e.Code = "unsupported_request"
 		}
 	}
 	var pe *llm.ProviderError

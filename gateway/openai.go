@@ -94,9 +94,8 @@ func parseOpenAI(body []byte, cr *chatRequest) *apiError {
 		cr.stream = *in.Stream
 	}
 	cr.includeUsage = cr.stream && in.StreamOptions != nil && in.StreamOptions.IncludeUsage
-	if in.N != nil && *in.N != 1 {
-		return badRequest("n", "n must be 1: detour returns one choice")
-	}
+	// n > 1 reaches a target of this dialect raw; another dialect's
+	// target is skipped for it (needs).
 	switch mt := firstInt(in.MaxCompletionTokens, in.MaxTokens); {
 	case mt == nil:
 	case *mt < 1:
@@ -113,10 +112,15 @@ func parseOpenAI(body []byte, cr *chatRequest) *apiError {
 		if ae != nil {
 			return ae
 		}
-		req.Messages = append(req.Messages, m)
+		if m.Role != "" {
+			req.Messages = append(req.Messages, m)
+		}
 	}
 	for i, t := range in.Tools {
-		if t.Type != "" && t.Type != "function" || t.Function == nil || t.Function.Name == "" {
+		if t.Type != "" && t.Type != "function" {
+			continue // a tool of another type (custom, web search): a need, not a canonical tool
+		}
+		if t.Function == nil || t.Function.Name == "" {
 			return badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d] must be {type: function, function: {name, parameters}}", i)
 		}
 		req.Tools = append(req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description,
@@ -150,10 +154,15 @@ func (m *oaMessage) canonical(i int) (llm.Message, *apiError) {
 			return out, badRequest(msgParam(i)+".tool_call_id", "%s.tool_call_id is required on a tool message", msgParam(i))
 		}
 		out.ToolCallID, out.Name = m.ToolCallID, ""
+	case "function":
+		// Legacy function calling: it reaches a target of this dialect
+		// raw; another dialect's is skipped for it (needs). No canonical
+		// message (Role stays empty).
+		return llm.Message{}, nil
 	case "":
 		return out, badRequest(msgParam(i)+".role", "%s.role is required", msgParam(i))
 	default:
-		return out, badRequest(msgParam(i)+".role", "%s.role %q is not one of system, developer, user, assistant, tool", msgParam(i), m.Role)
+		return out, badRequest(msgParam(i)+".role", "%s.role %q is not one of system, developer, user, assistant, tool, function", msgParam(i), m.Role)
 	}
 	text, ae := oaContent(m.Content, i)
 	if ae != nil {
@@ -214,10 +223,11 @@ func oaContent(c oaContentField, i int) (string, *apiError) {
 			case "refusal":
 				text = p.Refusal
 			default:
-				return "", badRequest(fmt.Sprintf("%s[%d]", param, j),
-					"content part type %q is not supported by detour yet: send text parts only", p.Type)
+				// An image, audio or a file: it reaches a target of this
+				// dialect raw; another dialect's is skipped for it (needs).
+				continue
 			}
-			if j > 0 {
+			if b.Len() > 0 && j > 0 {
 				b.WriteByte('\n')
 			}
 			b.WriteString(text)

@@ -16,6 +16,24 @@ func (c *call) passThrough(t *router.Target) bool {
 	return c.cr.req.Raw != nil && t.Dialect == c.d.String()
 }
 
+// rawHeader picks the client's headers that go with its body to a target
+// of its dialect: Anthropic's anthropic-version and anthropic-beta.
+func rawHeader(d dialect, h http.Header) http.Header {
+	if d != anthropicDialect {
+		return nil
+	}
+	var out http.Header
+	for _, k := range []string{"Anthropic-Version", "Anthropic-Beta"} {
+		if v := h.Values(k); len(v) > 0 {
+			if out == nil {
+				out = http.Header{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // writeRaw writes a whole answer of the client's dialect as the provider
 // sent it; false when the answer kept no body (it came as a stream).
 func (c *call) writeRaw(resp *llm.Response) bool {

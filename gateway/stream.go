@@ -122,7 +122,7 @@ func (o *sseOut) tick() {
 	if !o.wrote {
 		if !o.committed {
 			o.early = true
-			o.w.Header()["Trailer"] = []string{"X-Detour-Provider, X-Detour-Model, X-Detour-Attempts, X-Detour-Degraded"}
+			o.w.Header()["Trailer"] = []string{"X-Detour-Provider, X-Detour-Model, X-Detour-Attempts, X-Detour-Degraded, X-Detour-Dropped"}
 		}
 		o.sendLocked(ping, false) //nolint:errcheck // the handler sees the error on its next write
 	}
@@ -184,7 +184,7 @@ func (c *call) serveStream(ctx context.Context) {
 	if out.early {
 		c.answered, c.sends = sr.Target, sends(pre)+1
 	} else {
-		c.setWho(c.w.Header(), sr.Target, sends(pre)+1, sr.Degraded)
+		c.setWho(c.w.Header(), sr.Result, sends(pre)+1)
 	}
 	out.mu.Unlock()
 	c.status = http.StatusOK
@@ -233,7 +233,7 @@ func (c *call) serveStream(ctx context.Context) {
 	}
 	out.mu.Lock()
 	if out.early {
-		whoHeaders(c.w.Header(), sr.Target, c.sends, sr.Degraded) // as trailers
+		whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
 	}
 	out.mu.Unlock()
 }

@@ -31,6 +31,9 @@ const (
 	StatusSkippedEndpoint = "skipped_endpoint"
 	// StatusSkippedCost is a target over the request's extra-cost ceiling.
 	StatusSkippedCost = "skipped_cost"
+	// StatusSkippedContract is a target that cannot honour what the
+	// request needs (an image, logprobs, a JSON schema, ...).
+	StatusSkippedContract = "skipped_contract"
 )
 
 // Record is one attempt: one exchange with one target, or one target
@@ -87,6 +90,10 @@ type Record struct {
 	// Reason is one line saying what happened (classify's reason, at most
 	// 140 characters by its rule; the ledger does not cut it).
 	Reason string `json:"reason"`
+	// Dropped names what the request carried that this target went
+	// without (a cross-dialect hop that left out safe fields); omitted
+	// when nothing was.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // MarshalJSON writes r with its time in TimeLayout, UTC. Unmarshalling needs

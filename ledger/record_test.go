@@ -14,7 +14,7 @@ import (
 // keys (DESIGN.md rules 7 and 12).
 var allowedFields = []string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt",
-	"failover", "status", "kind", "scope", "action", "tokens_in", "tokens_out",
+	"failover", "status", "kind", "scope", "action", "dropped", "tokens_in", "tokens_out",
 	"seconds", "wait_seconds", "retry_after_s", "cost", "reason",
 }
 
@@ -35,6 +35,12 @@ func filled(t *testing.T) Record {
 			f.SetFloat(1.5)
 		case reflect.Bool:
 			f.SetBool(true)
+		case reflect.Slice:
+			// Dropped: names of request fields ("user"), never their values.
+			if f.Type() != reflect.TypeFor[[]string]() {
+				t.Fatalf("field %s: unexpected slice type %s", v.Type().Field(i).Name, f.Type())
+			}
+			f.Set(reflect.ValueOf([]string{"x"}))
 		case reflect.Struct:
 			if f.Type() != reflect.TypeFor[time.Time]() {
 				t.Fatalf("field %s: unexpected struct type %s", v.Type().Field(i).Name, f.Type())

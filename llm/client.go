@@ -10,3 +10,10 @@ type Client interface {
 	Complete(ctx context.Context, req *Request) (*Response, error)
 	Stream(ctx context.Context, req *Request) (Stream, error)
 }
+
+// Carrier is the optional interface of a Client that can say which needs
+// (Request.Needs) of a request from another dialect it carries to its
+// provider. A Client without it carries none.
+type Carrier interface {
+	Carries(need string) bool
+}

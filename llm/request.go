@@ -1,6 +1,9 @@
 package llm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // Role is who wrote a message.
 type Role string
@@ -70,6 +73,15 @@ type Request struct {
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// Stream asks for a streamed answer.
 	Stream bool `json:"stream,omitempty"`
+	// Needs names what the request carries beyond the fields above, as
+	// its client's surface read it ("n", "logprobs", "image input",
+	// "cache_control", "thinking", ...): a target of the client's own
+	// dialect gets them with Raw; a target of another dialect must carry
+	// each (Carrier), or drop it when it is safe to (Droppable, and not in
+	// Require), or be skipped.
+	Needs []string `json:"-"`
+	// Require names needs that must not be dropped; "*" names them all.
+	Require []string `json:"-"`
 	// Raw, when set, is the request as its client sent it. A target of
 	// the same dialect is sent Raw's body, with only the fields detour owns
 	// replaced (the model; what streaming needs), instead of an encoding
@@ -86,6 +98,10 @@ type Raw struct {
 	Dialect string
 	// Body is the JSON body.
 	Body []byte
+	// Header holds the client's headers that belong with the body in its
+	// dialect (Anthropic's anthropic-version and anthropic-beta: the
+	// features the body uses), for a target of the same dialect.
+	Header http.Header
 }
 
 // RawFor returns the raw body of r for a target of dialect, or nil when r
@@ -105,3 +121,28 @@ func (r *Request) Clone() *Request {
 	c.Stop = append([]string(nil), r.Stop...)
 	return &c
 }
+
+// Required reports whether need must reach the target: named in Require
+// (or Require holds "*"), or not Droppable.
+func (r *Request) Required(need string) bool {
+	for _, q := range r.Require {
+		if q == need || q == "*" {
+			return true
+		}
+	}
+	return !Droppable(need)
+}
+
+// droppable are the needs a target of another dialect may go without:
+// hints and bookkeeping whose loss changes no answer a caller parses.
+// Everything else (n, logprobs, images, thinking, a JSON schema, ...) is
+// skipped for rather than dropped.
+var droppable = map[string]bool{
+	"user": true, "metadata": true, "store": true, "service_tier": true, "seed": true,
+	"presence_penalty": true, "frequency_penalty": true, "top_k": true, "cache_control": true,
+	"prompt_cache_key": true, "safety_identifier": true, "parallel_tool_calls": true,
+}
+
+// Droppable reports whether a target of another dialect may leave need
+// out, the answer then marked degraded and naming it.
+func Droppable(need string) bool { return droppable[need] }

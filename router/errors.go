@@ -17,6 +17,11 @@ var ErrAllFailed = errors.New("every candidate failed")
 // routed around.
 var ErrFailClosed = errors.New("request failed closed")
 
+// ErrUnsupported is the cause of a request that no candidate can honour:
+// each was skipped for a need it cannot carry (skipped_contract). The
+// error's candidates name the needs.
+var ErrUnsupported = errors.New("no candidate can honour what the request carries")
+
 // ErrCanceled means the caller cancelled the request.
 var ErrCanceled = errors.New("request cancelled")
 

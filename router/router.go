@@ -68,6 +68,10 @@ type Attempt struct {
 	Cost      float64
 	// Reason is one line (at most 140 characters); empty on success.
 	Reason string
+	// Dropped names the needs of the request this target went without
+	// (a cross-dialect hop that left out safe fields: user, metadata,
+	// cache hints, ...).
+	Dropped []string
 	// Failure is the classified failure; nil on success and on skips.
 	Failure *classify.Failure
 }
@@ -94,8 +98,12 @@ type Result struct {
 	// Attempts are every attempt and skip, in order.
 	Attempts []Attempt
 	// Degraded is true when the answer came from another model family than
-	// the route's first candidate (a fallback).
+	// the route's first candidate (a fallback), or went without some of
+	// what the request carried (Dropped).
 	Degraded bool
+	// Dropped names what the request carried that the answering target
+	// went without; empty when nothing was dropped.
+	Dropped []string
 }
 
 func (r *Router) clock() clock.Clock { return clock.Or(r.Clock) }

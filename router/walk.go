@@ -27,6 +27,8 @@ type cand struct {
 	has  bool
 	// parked is the park that skipped it, if one did.
 	parked *health.ParkedError
+	// dropped are the needs of the request it goes without (contract).
+	dropped []string
 }
 
 // walk is the state of one request going down its chain.
@@ -55,6 +57,9 @@ type walk struct {
 	stopWhy string
 	// retryAt is the earliest reset or wait a failure named.
 	retryAt time.Time
+	// contractSkips counts the candidates that could not honour the
+	// request.
+	contractSkips int
 	// chainDone is set when policy queued after a failure: no candidate
 	// is left to try before the earliest reset.
 	chainDone bool
@@ -138,6 +143,11 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 			}
 		}
 	}
+	if w.sends == 0 && w.contractSkips > 0 {
+		// No candidate could honour the request: it fails closed, as an
+		// invalid one does, naming what none can carry.
+		return nil, w.fail(classify.Invalid, ErrFailClosed, ErrUnsupported)
+	}
 	return nil, w.fail(w.lastKind(), ErrAllFailed, w.lastErr)
 }
 
@@ -164,6 +174,8 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		w.skip(t, ledger.StatusSkippedEndpoint, classify.OneLine("endpoint "+endpointName(t)+
 			" failed in this request: "+w.downReason(end)))
 		return permits{}, true
+	case !retry && w.refused(t):
+		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
 		u := estimate(w.req, t)
 		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
@@ -184,6 +196,21 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		return permits{}, false
 	}
 	return p, false
+}
+
+// refused reports, and records as a skip, a target that cannot honour
+// what the request needs (contract); one that can only by dropping some
+// of it keeps that list for its answer.
+func (w *walk) refused(t *Target) bool {
+	missing, dropped := contract(t, w.req)
+	st := w.state(t)
+	st.dropped = dropped
+	if len(missing) == 0 {
+		return false
+	}
+	w.contractSkips++
+	w.skip(t, ledger.StatusSkippedContract, classify.OneLine(contractReason(t, missing)))
+	return true
 }
 
 // skipParked records the skip of t refused by its own, its account's or
@@ -248,7 +275,10 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Duration: now.Sub(start)}
 		if err == nil {
 			first := w.route.Chain[0].ModelFamily()
-			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first}
+			dropped := w.state(t).dropped
+			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first || len(dropped) > 0,
+				Dropped: dropped}
+			a.Dropped = dropped
 			if st != nil {
 				// The stream's record is written when it ends.
 				st.attempt, st.permits, st.start = a, p, start
@@ -421,6 +451,9 @@ func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 		if t.Client == nil || w.hadTurn(t) {
 			continue
 		}
+		if missing, _ := contract(t, w.req); len(missing) > 0 {
+			continue // admit skips it
+		}
 		if _, acct, end := w.keys(t); w.downReason(acct) != "" || w.downReason(end) != "" || w.blocked(t, now) {
 			continue
 		}
@@ -471,7 +504,7 @@ func (w *walk) record(a Attempt) {
 		Status: a.Status, Kind: string(a.Kind), Action: string(a.Action),
 		TokensIn: a.Usage.InputTokens, TokensOut: a.Usage.OutputTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
-		Cost: a.Cost, Reason: a.Reason,
+		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped,
 	}
 	if a.Failure != nil {
 		rec.Scope = string(a.Failure.Scope)

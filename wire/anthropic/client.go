@@ -50,6 +50,12 @@ type Client struct {
 
 var _ llm.Client = (*Client)(nil)
 
+// Carries implements llm.Carrier: a request from another dialect reaches
+// the Messages API with its canonical fields only; response_format has no
+// Messages equivalent detour translates yet, so a request that needs it
+// skips an Anthropic target rather than losing it.
+func (c *Client) Carries(string) bool { return false }
+
 // Complete sends req without streaming and decodes the answer with
 // DecodeResponse. req.Stream is ignored.
 func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
@@ -109,6 +115,14 @@ func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http
 	}
 	h := http.Header{}
 	h.Set("Anthropic-Version", version)
+	if r := req.Raw; r != nil && r.Dialect == dialect {
+		// The client's version and beta features go with its body.
+		for _, k := range []string{"Anthropic-Version", "Anthropic-Beta"} {
+			if v := r.Header.Values(k); len(v) > 0 {
+				h[k] = v
+			}
+		}
+	}
 	if c.APIKey != "" {
 		h.Set("X-Api-Key", c.APIKey)
 	}

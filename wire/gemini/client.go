@@ -46,6 +46,11 @@ type Client struct {
 
 var _ llm.Client = (*Client)(nil)
 
+// Carries implements llm.Carrier: of what a request from another dialect
+// carries beyond the canonical fields, Gemini is given its
+// response_format (as responseMimeType and responseSchema).
+func (c *Client) Carries(need string) bool { return need == "response_format" }
+
 // Complete sends req to :generateContent and decodes the answer with
 // DecodeResponse. req.Model names the model, with or without the
 // "models/" prefix; req.Stream is ignored.

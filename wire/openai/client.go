@@ -42,6 +42,11 @@ type Client struct {
 
 var _ llm.Client = (*Client)(nil)
 
+// Carries implements llm.Carrier: of what a request from another dialect
+// carries beyond the canonical fields, an OpenAI-compatible provider is
+// given its response_format (the canonical field is OpenAI's own shape).
+func (c *Client) Carries(need string) bool { return need == "response_format" }
+
 // includeUsage is the stream option detour owns on a raw request: the
 // final usage chunk, which the cost and the ledger need.
 var includeUsage = jsonedit.Field{Key: "include_usage", Value: []byte("true")}
