@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/detourhq/detour/internal/jsonw"
 )
@@ -59,7 +60,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 		found := false
 		for _, m := range models {
 			if m.id == id {
-				b, found = appendModel(b, d, m), true
+				b, found = appendModel(b, d, m, s.loaded), true
 				break
 			}
 		}
@@ -74,7 +75,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendModel(b, d, m)
+			b = appendModel(b, d, m, s.loaded)
 		}
 		b = append(b, `],"has_more":false,"first_id":`...)
 		first, last := "", ""
@@ -91,7 +92,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendModel(b, d, m)
+			b = appendModel(b, d, m, s.loaded)
 		}
 		b = append(b, "]}"...)
 	}
@@ -100,18 +101,24 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 	w.Write(b) //nolint:errcheck // nothing to do for a gone client
 }
 
-// appendModel appends one model object in d's shape.
-func appendModel(b []byte, d dialect, m model) []byte {
+// appendModel appends one model object in d's shape. A route or target
+// came to exist here when the gateway loaded its config: that is its
+// creation time (OpenAI's created, Anthropic's created_at).
+func appendModel(b []byte, d dialect, m model, created time.Time) []byte {
 	if d == anthropicDialect {
 		b = append(b, `{"type":"model","id":`...)
 		b = jsonw.String(b, m.id)
 		b = append(b, `,"display_name":`...)
 		b = jsonw.String(b, m.id)
-		return append(b, `,"created_at":"1970-01-01T00:00:00Z"}`...)
+		b = append(b, `,"created_at":`...)
+		b = jsonw.String(b, created.UTC().Format(time.RFC3339))
+		return append(b, '}')
 	}
 	b = append(b, `{"id":`...)
 	b = jsonw.String(b, m.id)
-	b = append(b, `,"object":"model","created":0,"owned_by":`...)
+	b = append(b, `,"object":"model","created":`...)
+	b = strconv.AppendInt(b, created.Unix(), 10)
+	b = append(b, `,"owned_by":`...)
 	b = jsonw.String(b, m.owner)
 	return append(b, '}')
 }

@@ -71,6 +71,7 @@ type Server struct {
 	gw        config.Gateway // with defaults
 	router    *router.Router
 	health    *health.Breaker
+	loaded    time.Time // when New read the config: the routes' creation time
 	clk       clock.Clock
 	log       *slog.Logger
 	buildOpts config.BuildOptions
@@ -116,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		file: cfg.File, gw: cfg.File.Gateway.WithDefaults(), clk: clock.Or(cfg.Clock), log: cfg.Logger,
-		health: cfg.Health, buildOpts: config.BuildOptions{Getenv: getenv, HTTPClient: cfg.HTTPClient},
+		health: cfg.Health, loaded: clock.Or(cfg.Clock).Now(), buildOpts: config.BuildOptions{Getenv: getenv, HTTPClient: cfg.HTTPClient},
 		providers: map[string]bool{}, knownTargets: map[string]bool{}, targets: map[string]*router.Route{},
 	}
 	if s.log == nil {

@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestServer_EndpointsAndErrors(t *testing.T) {
@@ -48,6 +50,25 @@ func TestServer_EndpointsAndErrors(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), `"has_more":false`) || !strings.Contains(string(b), `"type":"model"`) {
 		t.Errorf("anthropic models: %s", b)
+	}
+	var an struct {
+		Data []struct {
+			CreatedAt time.Time `json:"created_at"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &an); err != nil || len(an.Data) == 0 || time.Since(an.Data[0].CreatedAt) > time.Hour {
+		t.Errorf("anthropic models created_at: %v %s", err, b)
+	}
+	// OpenAI clients: created is when the gateway loaded its routes, not 0.
+	_, ob := f.get("/v1/models")
+	var oa struct {
+		Data []struct {
+			Created int64 `json:"created"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(ob), &oa); err != nil || len(oa.Data) == 0 ||
+		time.Since(time.Unix(oa.Data[0].Created, 0)) > time.Hour {
+		t.Errorf("openai models created: %v %s", err, ob)
 	}
 	// Draining: not ready, and new requests are refused with a retryable 503.
 	if err := f.gw.Shutdown(context.Background()); err != nil {
