@@ -1,0 +1,162 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// A 1x1 PNG, as the corpus carries it.
+const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+// The official OpenAI SDK sends an image message (by URL and inline): the
+// upstream of the same dialect gets both parts as the SDK wrote them.
+func TestSDK_OpenAIImageMessageArrives(t *testing.T) {
+	rec, ts, _ := fidelityGateway(t)
+	rec.answerWith(surfaces[0].answer, "application/json")
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model: "up/gpt-4o",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("What is in these images?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "https://example.com/cat.png", Detail: "low"}),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64," + png1x1}),
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Content []struct {
+				Type     string `json:"type"`
+				ImageURL struct {
+					URL    string `json:"url"`
+					Detail string `json:"detail"`
+				} `json:"image_url"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(rec.last(t), &got); err != nil || len(got.Messages) != 1 || len(got.Messages[0].Content) != 3 {
+		t.Fatalf("upstream got %s (%v)", rec.last(t), err)
+	}
+	parts := got.Messages[0].Content
+	if got.Model != "gpt-4o" || parts[1].ImageURL.URL != "https://example.com/cat.png" || parts[1].ImageURL.Detail != "low" ||
+		parts[2].ImageURL.URL != "data:image/png;base64,"+png1x1 {
+		t.Errorf("upstream got %s", rec.last(t))
+	}
+}
+
+// An assistant turn with a signed thinking block and a tool call: the
+// official Anthropic SDK replays it (Message.ToParam) with the tool's
+// result, and the upstream gets the thinking block, its signature and the
+// tool call byte for byte, as extended thinking with tools requires.
+func TestSDK_AnthropicThinkingAcrossAToolTurn(t *testing.T) {
+	rec, ts, _ := fidelityGateway(t)
+	const signature = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds/AnthropicSignature=="
+	first := `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` +
+		`{"type":"thinking","thinking":"The user wants the weather; I should call the tool.","signature":"` + signature + `"},` +
+		`{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"location":"Paris"}}],` +
+		`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":50,"output_tokens":40}}`
+	rec.answerWith([]byte(first), "application/json")
+	c := anthropic.NewClient(anthropicopt.WithBaseURL(ts.URL), anthropicopt.WithAPIKey("unused"), anthropicopt.WithMaxRetries(0))
+	tools := []anthropic.ToolUnionParam{anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
+		Properties: map[string]any{"location": map[string]any{"type": "string"}}}, "get_weather")}
+	params := anthropic.MessageNewParams{
+		Model: "upa/claude-sonnet-4-5", MaxTokens: 4096, Thinking: anthropic.ThinkingConfigParamOfEnabled(2048), Tools: tools,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Paris?"))},
+	}
+	msg, err := c.Messages.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Content) != 2 || msg.Content[0].Type != "thinking" || msg.Content[0].Signature != signature {
+		t.Fatalf("the SDK got %+v: want the thinking block and its signature", msg.Content)
+	}
+	if !strings.Contains(string(rec.last(t)), `"thinking":{"budget_tokens":2048,"type":"enabled"}`) &&
+		!strings.Contains(string(rec.last(t)), `"budget_tokens":2048`) {
+		t.Errorf("thinking did not reach the upstream: %s", rec.last(t))
+	}
+	rec.answerWith(surfaces[1].answer, "application/json")
+	params.Messages = append(params.Messages, msg.ToParam(),
+		anthropic.NewUserMessage(anthropic.NewToolResultBlock("toolu_01", "18°C and sunny", false)))
+	if _, err := c.Messages.New(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(rec.last(t), &got); err != nil || len(got.Messages) != 3 || len(got.Messages[1].Content) != 2 {
+		t.Fatalf("upstream got %s (%v)", rec.last(t), err)
+	}
+	var think struct{ Type, Thinking, Signature string }
+	if err := json.Unmarshal(got.Messages[1].Content[0], &think); err != nil || think.Type != "thinking" ||
+		think.Signature != signature || think.Thinking != "The user wants the weather; I should call the tool." {
+		t.Errorf("the replayed thinking block reached the upstream as %s", got.Messages[1].Content[0])
+	}
+	if !strings.Contains(string(got.Messages[1].Content[1]), `"toolu_01"`) || !strings.Contains(string(rec.last(t)), "18°C and sunny") {
+		t.Errorf("the tool call and its result did not reach the upstream: %s", rec.last(t))
+	}
+}
+
+// Prompt caching: cache_control on the system prompt reaches the upstream,
+// and the official Anthropic SDK reads the cache counters of the answer,
+// whole and streamed.
+func TestSDK_AnthropicPromptCachingCounters(t *testing.T) {
+	rec, ts, _ := fidelityGateway(t)
+	answer := `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Summary."}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":2048,"cache_read_input_tokens":1800,` +
+		`"cache_creation_input_tokens":248,"output_tokens":503,"cache_creation":{"ephemeral_5m_input_tokens":148,"ephemeral_1h_input_tokens":100}}}`
+	rec.answerWith([]byte(answer), "application/json")
+	c := anthropic.NewClient(anthropicopt.WithBaseURL(ts.URL), anthropicopt.WithAPIKey("unused"), anthropicopt.WithMaxRetries(0))
+	params := anthropic.MessageNewParams{
+		Model: "upa/claude-sonnet-4-5", MaxTokens: 1024,
+		System:   []anthropic.TextBlockParam{{Text: "A long, stable system prompt.", CacheControl: anthropic.NewCacheControlEphemeralParam()}},
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Summarize."))},
+	}
+	msg, err := c.Messages.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := msg.Usage
+	if u.CacheReadInputTokens != 1800 || u.CacheCreationInputTokens != 248 || u.CacheCreation.Ephemeral1hInputTokens != 100 {
+		t.Errorf("the SDK read usage %+v: want the cache counters of the answer", u)
+	}
+	if !strings.Contains(string(rec.last(t)), `"cache_control":{"type":"ephemeral"}`) {
+		t.Errorf("cache_control did not reach the upstream: %s", rec.last(t))
+	}
+	// Streamed: message_start and message_delta carry the counters.
+	stream := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_3\",\"type\":\"message\",\"role\":\"assistant\"," +
+		"\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":2048," +
+		"\"cache_read_input_tokens\":1800,\"cache_creation_input_tokens\":248,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Summary.\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null}," +
+		"\"usage\":{\"output_tokens\":503}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	rec.answerWith([]byte(stream), "text/event-stream")
+	st := c.Messages.NewStreaming(context.Background(), params)
+	var acc anthropic.Message
+	for st.Next() {
+		if err := acc.Accumulate(st.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acc.Usage.CacheReadInputTokens != 1800 || acc.Usage.CacheCreationInputTokens != 248 || acc.Usage.InputTokens != 2048 ||
+		acc.Usage.OutputTokens != 503 {
+		t.Errorf("the SDK accumulated usage %+v from the stream", acc.Usage)
+	}
+}
