@@ -186,8 +186,8 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 							}
 						}
 						for _, need := range want {
-							if need == "response_format" && target != "upa" {
-								continue // OpenAI and Gemini carry it
+							if need == "response_format" {
+								continue // every dialect carries it (Anthropic as a forced tool)
 							}
 							if !coveredBy(need, dropped) {
 								t.Errorf("%q reached a %s target, not carried and not named in x-detour-dropped %v", need, target, dropped)

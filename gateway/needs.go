@@ -92,7 +92,14 @@ func skipOrNull(s *jsonscan.Scanner) bool { return s.Null() || s.SkipValue() }
 
 // oaNeeds walks an OpenAI chat completions request.
 func oaNeeds(s *jsonscan.Scanner, n *needs) bool {
-	return top(s, n, oaCovered, func(k string) bool {
+	var format, tools bool
+	ok := top(s, n, oaCovered, func(k string) bool {
+		switch k {
+		case "response_format":
+			format = s.Peek() != 'n'
+		case "tools":
+			tools = s.Peek() == '['
+		}
 		switch k {
 		case "n":
 			var v int
@@ -158,6 +165,12 @@ func oaNeeds(s *jsonscan.Scanner, n *needs) bool {
 		}
 		return skipOrNull(s)
 	})
+	if format && tools {
+		// A JSON answer and tools of the request's own at once: a target
+		// that gets structured output through a forced tool cannot.
+		n.add("response_format with tools")
+	}
+	return ok
 }
 
 // oaContentNeeds walks a message's content: a string, or parts whose type

@@ -3,13 +3,22 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/gateway"
 )
 
 // A 1x1 PNG, as the corpus carries it.
@@ -158,5 +167,120 @@ func TestSDK_AnthropicPromptCachingCounters(t *testing.T) {
 	if acc.Usage.CacheReadInputTokens != 1800 || acc.Usage.CacheCreationInputTokens != 248 || acc.Usage.InputTokens != 2048 ||
 		acc.Usage.OutputTokens != 503 {
 		t.Errorf("the SDK accumulated usage %+v from the stream", acc.Usage)
+	}
+}
+
+// failingFirst answers the OpenAI-dialect path 503 (an outage) and the
+// Anthropic path with answer, keeping the request Anthropic got.
+type failingFirst struct {
+	mu       sync.Mutex
+	answer   []byte
+	stream   bool
+	got      []byte
+	upstream int
+}
+
+func (f *failingFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	if strings.HasPrefix(r.URL.Path, "/up/") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":{"message":"The engine is overloaded","type":"server_error","code":null}}`)) //nolint:errcheck // test
+		return
+	}
+	f.mu.Lock()
+	f.got, f.upstream = b, f.upstream+1
+	answer, stream := f.answer, f.stream
+	f.mu.Unlock()
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.Write(answer) //nolint:errcheck // test
+}
+
+// Structured output across dialects: the OpenAI SDK asks for a JSON schema
+// on a route whose OpenAI-compatible target is down; the Anthropic-dialect
+// fallback gets the schema as a forced tool, and the SDK still parses the
+// answer into its type, whole and streamed.
+func TestSDK_StructuredOutputParsesFromTheAnthropicFallback(t *testing.T) {
+	up := &failingFirst{}
+	srv := httptest.NewServer(up)
+	t.Cleanup(srv.Close)
+	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(`providers:
+  up:  {dialect: openai, base_url: %[1]s/up/v1, key_env: ""}
+  upa: {dialect: anthropic, base_url: %[1]s/upa, key_env: ""}
+routes:
+  json: {chain: [up/gpt-4o, upa/claude-sonnet-4-5], budget: {max_per_target: 1}}
+`, srv.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Config{File: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(gw)
+	t.Cleanup(ts.Close)
+	type weather struct {
+		City    string  `json:"city"`
+		Celsius float64 `json:"celsius"`
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"city": map[string]any{"type": "string"}, "celsius": map[string]any{"type": "number"}},
+		"required": []string{"city", "celsius"}, "additionalProperties": false}
+	params := openai.ChatCompletionNewParams{Model: "json",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris as JSON")},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "weather", Schema: schema, Strict: openai.Bool(true)}}}}
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+
+	up.answer = []byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` +
+		`{"type":"tool_use","id":"toolu_1","name":"weather","input":{"city":"Paris","celsius":18.5}}],` +
+		`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":30,"output_tokens":20}}`)
+	var resp *http.Response
+	cc, err := c.Chat.Completions.New(context.Background(), params, option.WithResponseInto(&resp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w weather
+	if err := json.Unmarshal([]byte(cc.Choices[0].Message.Content), &w); err != nil || w.City != "Paris" || w.Celsius != 18.5 {
+		t.Fatalf("content %q did not parse into the schema's type: %v", cc.Choices[0].Message.Content, err)
+	}
+	if cc.Choices[0].FinishReason != "stop" || len(cc.Choices[0].Message.ToolCalls) != 0 || resp.Header.Get("X-Detour-Provider") != "upa" {
+		t.Errorf("finish %q, tool calls %v, provider %q", cc.Choices[0].FinishReason, cc.Choices[0].Message.ToolCalls, resp.Header.Get("X-Detour-Provider"))
+	}
+	var sent struct {
+		Tools      []struct{ Name string }
+		ToolChoice struct{ Type, Name string } `json:"tool_choice"`
+	}
+	if json.Unmarshal(up.got, &sent) != nil || len(sent.Tools) != 1 || sent.Tools[0].Name != "weather" ||
+		sent.ToolChoice.Type != "tool" || sent.ToolChoice.Name != "weather" {
+		t.Errorf("Anthropic got %s: want the schema as a forced tool", up.got)
+	}
+
+	// Streamed: the forced tool's input fragments arrive as content.
+	up.mu.Lock()
+	up.stream = true
+	up.answer = []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":30,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"weather\",\"input\":{}}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\": \\\"Paris\\\",\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\" \\\"celsius\\\": 18.5}\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	up.mu.Unlock()
+	st := c.Chat.Completions.NewStreaming(context.Background(), params)
+	var acc openai.ChatCompletionAccumulator
+	for st.Next() {
+		acc.AddChunk(st.Current())
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	w = weather{}
+	if err := json.Unmarshal([]byte(acc.Choices[0].Message.Content), &w); err != nil || w.City != "Paris" || w.Celsius != 18.5 {
+		t.Fatalf("streamed content %q did not parse: %v", acc.Choices[0].Message.Content, err)
 	}
 }

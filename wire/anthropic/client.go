@@ -50,11 +50,11 @@ type Client struct {
 
 var _ llm.Client = (*Client)(nil)
 
-// Carries implements llm.Carrier: a request from another dialect reaches
-// the Messages API with its canonical fields only; response_format has no
-// Messages equivalent detour translates yet, so a request that needs it
-// skips an Anthropic target rather than losing it.
-func (c *Client) Carries(string) bool { return false }
+// Carries implements llm.Carrier: of what a request from another dialect
+// carries beyond the canonical fields, the Messages API is given its
+// response_format, as a forced tool (structured.go), unless the request
+// has tools of its own ("response_format with tools").
+func (c *Client) Carries(need string) bool { return need == "response_format" }
 
 // Complete sends req without streaming and decodes the answer with
 // DecodeResponse. req.Stream is ignored.
@@ -66,7 +66,11 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	if req.RawFor(dialect) != nil {
 		return decoder.DecodeResponseRaw(resp, c.APIKey, dialect)
 	}
-	return decoder.DecodeResponse(resp, c.APIKey)
+	out, err := decoder.DecodeResponse(resp, c.APIKey)
+	if st, ok := structuredOf(req); ok && err == nil {
+		st.answer(out)
+	}
+	return out, err
 }
 
 // Stream sends req asking for a stream and returns it decoded by
@@ -80,6 +84,9 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	st, err := decoder.DecodeStream(resp, c.APIKey)
 	if s, ok := st.(*stream); ok && req.RawFor(dialect) != nil {
 		s.raw = true
+	}
+	if so, ok := structuredOf(req); ok && err == nil && req.RawFor(dialect) == nil {
+		return &structuredStream{Stream: st, s: so}, nil
 	}
 	return st, err
 }

@@ -95,9 +95,12 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 //     Anthropic's stops at 1: a request valid elsewhere must not fail
 //     closed here as invalid);
 //   - Name (an author name) has no Anthropic equivalent and is not sent;
-//   - ResponseFormat is ignored: the Messages API has no JSON mode, and,
-//     as most gateways do, the request is sent without it rather than
-//     refused (the caller's prompt usually asks for JSON too).
+//   - ResponseFormat (json_schema, json_object) without tools becomes a
+//     tool whose input_schema is the schema, forced with tool_choice, the
+//     way Anthropic documents structured output; the Client turns that
+//     tool's input back into the answer's text (structured.go). With tools
+//     of the request's own it is not sent (the gateway skips Anthropic
+//     targets for that combination); {"type":"text"} means nothing.
 //
 // llm has no image parts yet, so no image blocks are ever sent.
 func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
@@ -163,6 +166,12 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	if body.ToolChoice, err = encodeToolChoice(req.ToolChoice); err != nil {
 		return nil, err
+	}
+	if st, ok := structuredOf(req); ok {
+		// Structured output: a tool whose input is the schema, forced.
+		body.Tools = append(body.Tools, tool{Name: st.name, InputSchema: st.schema,
+			Description: "Give the answer as this tool's input: JSON that follows its schema."})
+		body.ToolChoice = jsonToolChoice(st.name)
 	}
 	// No HTML escaping: prompts go out byte for byte ("<" stays "<").
 	out, err := body.appendJSON(make([]byte, 0, 256+len(body.System)))
@@ -260,6 +269,15 @@ func encodeSystem(system []string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("anthropic: encoding system prompt: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsonToolChoice is the tool_choice that forces the tool name.
+func jsonToolChoice(name string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}{"tool", name})
+	return b
 }
 
 // encodeToolChoice maps an OpenAI-shaped tool_choice to Anthropic's.
