@@ -284,3 +284,28 @@ routes:
 		t.Fatalf("streamed content %q did not parse: %v", acc.Choices[0].Message.Content, err)
 	}
 }
+
+// An Anthropic client streaming from an OpenAI-dialect target learns the
+// input tokens too: OpenAI reports usage only at the end, so message_start
+// cannot hold them, and the final message_delta does (the official SDK
+// takes input_tokens from it).
+func TestSDK_AnthropicStreamFromAnotherDialectCountsInput(t *testing.T) {
+	rec, ts, _ := fidelityGateway(t)
+	stream := strings.ReplaceAll(string(surfaces[0].stream), `"prompt_tokens":1`, `"prompt_tokens":37`)
+	rec.answerWith([]byte(stream), "text/event-stream")
+	c := anthropic.NewClient(anthropicopt.WithBaseURL(ts.URL), anthropicopt.WithAPIKey("unused"), anthropicopt.WithMaxRetries(0))
+	st := c.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "up/gpt-4o", MaxTokens: 64,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+	var acc anthropic.Message
+	for st.Next() {
+		if err := acc.Accumulate(st.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acc.Usage.InputTokens != 37 || acc.Usage.OutputTokens != 1 {
+		t.Errorf("usage %+v: want the upstream's 37 input tokens", acc.Usage)
+	}
+}
