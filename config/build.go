@@ -114,7 +114,7 @@ func (b *builder) route(r Route) (*router.Route, error) {
 	out := &router.Route{Name: r.Name, Budget: r.Budget, NoFallback: r.NoFallback,
 		FailClosed:    slices.Clone(r.FailClosedOn),
 		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
-		MaxDuration: r.MaxDuration, Buffered: r.Buffered}
+		MaxDuration: r.MaxDuration, Buffered: r.Buffered, Requires: slices.Clone(r.Requires)}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)
@@ -170,8 +170,26 @@ func (b *builder) target(addr string) (router.Target, error) {
 		Pool: string(p.pool()), Dialect: string(p.dialect()), KeyEnv: p.KeyEnv,
 		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
 		Context: t.Context, MaxOutput: t.MaxOutput,
-		Account: p.Name, Endpoint: p.endpoint(),
+		Account: p.Name, Endpoint: p.endpoint(), Offers: offered(p.Offers, t.Offers),
 	}, nil
+}
+
+// offered merges a provider's and a target's offers; nil when both are
+// unknown.
+func offered(provider, target []string) []string {
+	if provider == nil && target == nil {
+		return nil
+	}
+	out := slices.Clone(provider)
+	if out == nil {
+		out = []string{}
+	}
+	for _, w := range target {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // endpoint returns the "host:port" p is served from, lower-cased: its

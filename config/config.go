@@ -92,6 +92,10 @@ type Provider struct {
 	// Headers are extra HTTP headers sent with every request (for example
 	// OpenRouter's HTTP-Referer and X-Title). Never credentials.
 	Headers map[string]string
+	// Offers are what every target of the provider offers (Offers words):
+	// its data terms (zero_retention, no_training, region-eu) and the
+	// capabilities all its models share. Nil means unknown.
+	Offers []string
 }
 
 // dialect returns Dialect, or OpenAI when it is empty.
@@ -135,6 +139,11 @@ type Target struct {
 	MaxOutput int
 	// Price is the list price; zero means free or unknown.
 	Price Price
+	// Offers are what the model offers beyond its provider's (Offers
+	// words: images, documents, audio, tools, json_schema, reasoning).
+	// Nil, with the provider's nil too, means unknown: requests are sent
+	// on and the provider judges them.
+	Offers []string
 }
 
 // ID returns "provider/model".
@@ -173,6 +182,9 @@ type RouteSettings struct {
 	HeaderTimeout, FirstToken, IdleTimeout, MaxDuration time.Duration
 	// Buffered holds each stream until it is complete (see router.Route).
 	Buffered bool
+	// Requires are the Offers words every target of the route must offer
+	// (data terms, most often: zero_retention, no_training, region-eu).
+	Requires []string
 }
 
 // Defaults is the defaults: section: the settings every route of the file

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -15,11 +16,11 @@ import (
 // The fields each mapping accepts, in the order messages list them.
 var (
 	topFields      = []string{"providers", "targets", "routes", "defaults", "health", "gateway"}
-	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers"}
-	targetFields   = []string{"family", "context", "max_output", "price"}
+	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers", "offers"}
+	targetFields   = []string{"family", "context", "max_output", "price", "offers"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
-		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered"}
+		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "requires"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout"}
 	budgetFields   = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
@@ -127,6 +128,8 @@ func (d *decoder) provider(name, path string, n ast.Node) {
 				d.mark(hp, h)
 				prov.Headers[h.key], _ = d.str(h.val, hp)
 			}
+		case "offers":
+			prov.Offers = d.offers(p.val, fp)
 		default:
 			d.unknown(p, path, providerFields)
 		}
@@ -194,6 +197,8 @@ func (d *decoder) targets(n ast.Node) {
 						d.unknown(q, fp, priceFields)
 					}
 				}
+			case "offers":
+				t.Offers = d.offers(f.val, fp)
 			default:
 				d.unknown(f, path, targetFields)
 			}
@@ -271,6 +276,8 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 			s, _ := d.str(it, ip)
 			r.FailClosedOn = append(r.FailClosedOn, classify.Kind(s))
 		}
+	case "requires":
+		r.Requires = d.offers(f.val, fp)
 	case "fallback":
 		if fb, ok := d.boolean(f.val, fp); ok {
 			r.NoFallback = !fb
@@ -421,4 +428,34 @@ func durationField(b *policy.Budget, key string) *time.Duration {
 		return &b.BaseBackoff
 	}
 	return &b.MaxBackoff
+}
+
+// Offers are the words of providers.NAME.offers, targets."p/m".offers and
+// routes.NAME.requires: a target's capabilities, and the data terms a
+// provider states (a region is "region-" and its code: region-eu).
+var Offers = []string{"images", "documents", "audio", "tools", "json_schema", "reasoning",
+	"zero_retention", "no_training"}
+
+// offers decodes a list of Offers words at path; an empty list is not nil
+// (it declares that nothing is offered).
+func (d *decoder) offers(n ast.Node, path string) []string {
+	items, ok := d.list(n, path, "[images, tools, json_schema]")
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		ip := index(path, i)
+		d.c.pos[ip] = startPos(it)
+		w, ok := d.str(it, ip)
+		if !ok {
+			continue
+		}
+		if !slices.Contains(Offers, w) && !(strings.HasPrefix(w, "region-") && len(w) > len("region-")) {
+			d.failf(it, ip, "unknown word %s%s; or region-CODE (region-eu)", quote(w), didYouMean(w, Offers, "words"))
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -212,7 +212,7 @@ func (c *call) resolve() *apiError {
 		if i == 0 {
 			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
 			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
-			out.MaxDuration, out.Buffered = r.MaxDuration, r.Buffered
+			out.MaxDuration, out.Buffered, out.Requires = r.MaxDuration, r.Buffered, r.Requires
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {

@@ -1,32 +1,92 @@
 package router
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
 )
 
-// contract reads what t can do with req before any send: a target of the
-// request's own dialect gets it whole (llm.Raw); one of another dialect
-// must carry each of its needs (llm.Carrier), or may drop the safe ones
-// (llm.Request.Required). missing are the needs t cannot honour (the
-// target is skipped); dropped the ones it goes without (the answer is
-// then degraded and says so).
-func contract(t *Target, req *llm.Request) (missing, dropped []string) {
-	if len(req.Needs) == 0 || req.Raw != nil && req.Raw.Dialect == t.Dialect {
-		return nil, nil
+// contract reads what t can do with req on route before any send. A
+// target of another dialect than the request's must carry each of its
+// needs (llm.Carrier), or may drop the safe ones (llm.Request.Required).
+// Whatever the dialect, a target that declares what it offers (Offers)
+// must offer each capability the request uses (images, documents, audio,
+// tools, json_schema, reasoning), every target must offer what the route
+// Requires (data terms: zero_retention, no_training, region-eu, ...), and
+// the request must fit the target's known output cap and, with a margin,
+// its context window. missing are what t cannot honour (the target is
+// skipped); dropped what it goes without (the answer is then degraded and
+// says so).
+func contract(t *Target, req *llm.Request, route *Route) (missing, dropped []string) {
+	if len(req.Needs) > 0 && (req.Raw == nil || req.Raw.Dialect != t.Dialect) {
+		c, _ := t.Client.(llm.Carrier)
+		for _, n := range req.Needs {
+			switch {
+			case c != nil && c.Carries(n):
+			case req.Required(n):
+				missing = append(missing, n)
+			default:
+				dropped = append(dropped, n)
+			}
+		}
 	}
-	c, _ := t.Client.(llm.Carrier)
-	for _, n := range req.Needs {
-		switch {
-		case c != nil && c.Carries(n):
-		case req.Required(n):
-			missing = append(missing, n)
-		default:
-			dropped = append(dropped, n)
+	if t.Offers != nil {
+		for _, c := range capabilities(req) {
+			if !slices.Contains(t.Offers, c) {
+				missing = append(missing, c)
+			}
+		}
+	}
+	for _, r := range route.Requires {
+		if !slices.Contains(t.Offers, r) {
+			missing = append(missing, r)
+		}
+	}
+	if t.MaxOutput > 0 && req.MaxTokens > t.MaxOutput {
+		missing = append(missing, fmt.Sprintf("max_tokens %d (its output cap is %d)", req.MaxTokens, t.MaxOutput))
+	}
+	if t.Context > 0 {
+		// About four characters a token, and a quarter more before a
+		// target is judged too small: the provider's own count decides
+		// the cases in between (a context overflow).
+		if in := estimate(req, t).InputTokens; in > t.Context+t.Context/4 {
+			missing = append(missing, fmt.Sprintf("about %d input tokens (its context is %d)", in, t.Context))
 		}
 	}
 	return missing, dropped
+}
+
+// capabilities are what req uses that a target may not offer, in the
+// words of Target.Offers: images, documents, audio, tools, json_schema,
+// reasoning.
+func capabilities(req *llm.Request) []string {
+	var out []string
+	add := func(c string) {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if len(req.Tools) > 0 {
+		add("tools")
+	}
+	if len(req.ResponseFormat) > 0 && string(req.ResponseFormat) != "null" {
+		add("json_schema")
+	}
+	for _, n := range req.Needs {
+		switch {
+		case strings.HasPrefix(n, "image"):
+			add("images")
+		case strings.HasPrefix(n, "document"), strings.HasPrefix(n, "file"):
+			add("documents")
+		case strings.HasPrefix(n, "audio"):
+			add("audio")
+		case n == "thinking", n == "thinking blocks", n == "reasoning_effort":
+			add("reasoning")
+		}
+	}
+	return out
 }
 
 // contractReason is the skip reason of a target that cannot honour
@@ -36,5 +96,5 @@ func contractReason(t *Target, missing []string) string {
 	if d == "" {
 		d = "its own"
 	}
-	return "cannot carry " + strings.Join(missing, ", ") + " (" + d + " dialect)"
+	return "cannot honour " + strings.Join(missing, ", ") + " (" + t.ID() + ", " + d + " dialect)"
 }

@@ -38,6 +38,12 @@ type Target struct {
 	// scope (no credits, a rejected key) parks every target of the same
 	// Account. Empty means Provider.
 	Account string
+	// Offers names what the target is known to offer: capabilities
+	// (images, documents, audio, tools, json_schema, reasoning) and data
+	// terms (zero_retention, no_training, region-eu, ...). Nil means
+	// unknown: a request is sent on and the provider judges it; a route's
+	// Requires are never met by an unknown.
+	Offers []string
 	// Endpoint names the host the target is served from ("host:port"): a
 	// failure of endpoint scope (refused, DNS, TLS) parks every target of
 	// the same Endpoint. Empty means the provider's own, apart from every
@@ -110,6 +116,10 @@ type Route struct {
 	// as the target's failure. Zero or negative means none: once output
 	// flows, only IdleTimeout ends a healthy answer.
 	MaxDuration time.Duration
+	// Requires names what every target of the route must offer (Target
+	// Offers): data terms such as zero_retention, no_training or a
+	// region. A target that does not is skipped (skipped_contract).
+	Requires []string
 	// Buffered holds each stream until it is complete before handing it to
 	// the caller, so a cut or stall mid-answer still fails over invisibly
 	// (first-token time is traded for completeness).

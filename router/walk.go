@@ -202,7 +202,7 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 // what the request needs (contract); one that can only by dropping some
 // of it keeps that list for its answer.
 func (w *walk) refused(t *Target) bool {
-	missing, dropped := contract(t, w.req)
+	missing, dropped := contract(t, w.req, w.route)
 	st := w.state(t)
 	st.dropped = dropped
 	if len(missing) == 0 {
@@ -451,7 +451,7 @@ func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 		if t.Client == nil || w.hadTurn(t) {
 			continue
 		}
-		if missing, _ := contract(t, w.req); len(missing) > 0 {
+		if missing, _ := contract(t, w.req, w.route); len(missing) > 0 {
 			continue // admit skips it
 		}
 		if _, acct, end := w.keys(t); w.downReason(acct) != "" || w.downReason(end) != "" || w.blocked(t, now) {
