@@ -241,7 +241,11 @@ func Rows() []Row {
 			Every: &sim.Fault{Kind: sim.StreamCut, Chunks: 3}, NoPrefill: true,
 			Want: Want{Outcome: Cut, Answer: "a", Status: "net_truncated", SendsA: 1, MaxTime: time.Second}},
 		{Name: "healthy long answer, 70 chunks 1s apart: never cut by the 60s deadline", Mode: Stream,
-			A:    []sim.Fault{{Kind: sim.OK, Pieces: 70, Gap: time.Second}},
+			A: []sim.Fault{{Kind: sim.OK, Pieces: 70, Gap: time.Second}},
+			// The idle limit is not what this row tests: 15 gaps of room, so
+			// a busy machine never makes a slow chunk look like a stall.
+			Limits: Limits{HeaderTimeout: 10 * time.Second, FirstToken: 15 * time.Second, IdleTimeout: 15 * time.Second,
+				Deadline: 60 * time.Second, Reserve: 10 * time.Second},
 			Want: Want{Outcome: Answered, Answer: "a", SendsA: 1, MinTime: 69 * time.Second, MaxTime: 75 * time.Second, Usage: true}},
 		{Name: "usage reported on a failed-over answer", Mode: Stream,
 			Every: fault(sim.NoCredits),
