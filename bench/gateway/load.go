@@ -323,49 +323,14 @@ func (c *clientConn) close() { c.nc.Close() }
 // roundTrip sends req and reads its whole response. An error other than a
 // *statusError leaves the connection unusable.
 func (c *clientConn) roundTrip(req *request) (response, error) {
-	var resp response
 	if _, err := c.nc.Write(req.raw); err != nil {
-		return resp, fmt.Errorf("write: %w", err)
+		return response{}, fmt.Errorf("write: %w", err)
 	}
-	line, err := c.br.ReadSlice('\n')
+	resp, h, err := readHead(c.br)
 	if err != nil {
-		return resp, fmt.Errorf("status line: %w", err)
+		return resp, err
 	}
-	resp.header = time.Now()
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
-		return resp, fmt.Errorf("%w: status line %q", errBadResponse, line)
-	}
-	status, ok := atoi(line[9:12])
-	if !ok {
-		return resp, fmt.Errorf("%w: status line %q", errBadResponse, line)
-	}
-	length, chunked := -1, false
-	for {
-		line, err = c.br.ReadSlice('\n')
-		if err != nil {
-			return resp, fmt.Errorf("header: %w", err)
-		}
-		if len(line) <= 2 {
-			break
-		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			return resp, fmt.Errorf("%w: header %q", errBadResponse, line)
-		}
-		name, val := line[:colon], bytes.TrimSpace(line[colon+1:])
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			if length, ok = atoi(val); !ok {
-				return resp, fmt.Errorf("%w: Content-Length %q", errBadResponse, val)
-			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(val, []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
-			resp.closeConn = bytes.EqualFold(val, []byte("close"))
-		case bytes.EqualFold(name, []byte("X-Detour-Attempts")):
-			resp.attempts, _ = atoi(val)
-		}
-	}
+	status, length, chunked := h.status, h.length, h.chunked
 	c.body = c.body[:0]
 	switch {
 	case chunked:
@@ -390,6 +355,57 @@ func (c *clientConn) roundTrip(req *request) (response, error) {
 		return resp, fmt.Errorf("%w: %.200q", errBadBody, c.body)
 	}
 	return resp, nil
+}
+
+// head is the framing of a response read by readHead.
+type head struct {
+	status  int
+	length  int  // Content-Length, -1 when absent
+	chunked bool // Transfer-Encoding: chunked
+}
+
+// readHead reads a response's status line and headers from br.
+func readHead(br *bufio.Reader) (response, head, error) {
+	var resp response
+	h := head{length: -1}
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return resp, h, fmt.Errorf("status line: %w", err)
+	}
+	resp.header = time.Now()
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return resp, h, fmt.Errorf("%w: status line %q", errBadResponse, line)
+	}
+	var ok bool
+	if h.status, ok = atoi(line[9:12]); !ok {
+		return resp, h, fmt.Errorf("%w: status line %q", errBadResponse, line)
+	}
+	for {
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return resp, h, fmt.Errorf("header: %w", err)
+		}
+		if len(line) <= 2 {
+			return resp, h, nil
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return resp, h, fmt.Errorf("%w: header %q", errBadResponse, line)
+		}
+		name, val := line[:colon], bytes.TrimSpace(line[colon+1:])
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if h.length, ok = atoi(val); !ok {
+				return resp, h, fmt.Errorf("%w: Content-Length %q", errBadResponse, val)
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			h.chunked = bytes.EqualFold(val, []byte("chunked"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			resp.closeConn = bytes.EqualFold(val, []byte("close"))
+		case bytes.EqualFold(name, []byte("X-Detour-Attempts")):
+			resp.attempts, _ = atoi(val)
+		}
+	}
 }
 
 // readChunked reads a chunked body into c.body, then its trailers.

@@ -15,7 +15,9 @@
 // a temporary file. Then a failover scenario: a route whose first target
 // always answers 429 with a Retry-After of -park, measuring the latency a
 // failover adds and counting the requests that reach the failing target
-// while it is parked.
+// while it is parked. Last, the slow-stream scenario (-slow-streams, see
+// slow.go): thousands of 10-second streams open at once through the proxy,
+// then through detour, measuring memory per stream and CPU per chunk.
 //
 // With -quiet (on by default) each measurement waits for the rest of the
 // machine to be idle and is run again when other processes took more than
@@ -30,10 +32,11 @@
 // with the system under test and the upstream, and the report says how busy
 // each was.
 //
-//	go run ./bench/gateway                                # the full run, about 5 minutes
+//	go run ./bench/gateway                                # the full run, about 7 minutes
 //	go run ./bench/gateway -duration 2s -rounds 1         # a quick look
 //	go run ./bench/gateway -conns 32 -stream=false -failover=false -perf
 //	go run ./bench/gateway -systems proxy,detour -upstream-per-chunk 20ms
+//	go run ./bench/gateway -matrix=false -failover=false -slow-streams 500
 package main
 
 import (
@@ -85,6 +88,11 @@ type options struct {
 	cgo              bool
 	paired           bool
 	surface          string
+	matrix           bool
+	slowStreams      int
+	slowPieces       int
+	slowGap          time.Duration
+	slowRamp         time.Duration
 }
 
 func main() {
@@ -113,6 +121,11 @@ func main() {
 	flag.IntVar(&o.perfConns, "perf-conns", 32, "connections of the -perf runs")
 	flag.StringVar(&o.surface, "surface", surfaceOpenAI, "the API the load speaks: openai (POST /v1/chat/completions) or anthropic (POST /v1/messages; "+
 		"the upstream answers in Anthropic's dialect too, so detour translates nothing but decodes and encodes both ways)")
+	flag.BoolVar(&o.matrix, "matrix", true, "run the matrix of systems x conns x stream (and the paired latency); false runs only the scenarios")
+	flag.IntVar(&o.slowStreams, "slow-streams", 5000, "streams open at once in the slow-stream scenario, proxy then detour (0: skip it)")
+	flag.IntVar(&o.slowPieces, "slow-pieces", 200, "content chunks of each slow stream")
+	flag.DurationVar(&o.slowGap, "slow-gap", 50*time.Millisecond, "time between the chunks of a slow stream")
+	flag.DurationVar(&o.slowRamp, "slow-ramp", 2*time.Second, "time over which the slow streams' connections open, evenly spread")
 	flag.BoolVar(&o.cgo, "cgo", false, "build the three binaries with cgo (Go's default where a C compiler is found) instead of as `make build` builds detour: static, CGO_ENABLED=0")
 	flag.Parse()
 	var err error
@@ -140,8 +153,16 @@ func main() {
 	if o.rounds < 1 || o.duration <= 0 || o.warmup < 0 || o.park <= 0 || o.failoverDur <= 0 || o.promptBytes < 0 || o.latency < 0 || o.perChunk < 0 {
 		fatalf("-rounds must be at least 1, -duration, -park and -failover-duration positive, -warmup and -prompt-bytes not negative")
 	}
+	if o.slowStreams < 0 || o.slowPieces < 1 || o.slowGap < 0 || o.slowRamp < 0 {
+		fatalf("-slow-streams must not be negative, -slow-pieces at least 1, -slow-gap and -slow-ramp not negative")
+	}
 
 	b := &bench{opt: o, started: time.Now()}
+	// Thousands of slow streams need as many sockets in this process and in
+	// each child, which inherits the raised limit.
+	if b.nofile, err = raiseOpenFiles(); err != nil {
+		fatalf("raising the open-files limit: %v", err)
+	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -207,7 +228,8 @@ func (b *bench) run() error {
 		return err
 	}
 	b.up, err = startProc("upstream", filepath.Join(dir, "upstream.log"), b.bins["upstream"],
-		"-fail-retry-after", b.opt.park.String(), "-latency", b.opt.latency.String(), "-per-chunk", b.opt.perChunk.String())
+		"-fail-retry-after", b.opt.park.String(), "-latency", b.opt.latency.String(), "-per-chunk", b.opt.perChunk.String(),
+		"-slow-pieces", strconv.Itoa(b.opt.slowPieces), "-slow-gap", b.opt.slowGap.String())
 	if err != nil {
 		return err
 	}
@@ -217,9 +239,12 @@ func (b *bench) run() error {
 	if err := b.writeConfig(); err != nil {
 		return err
 	}
-	b.logf("upstream %s (pid %d); detour config %s", b.up.url, b.up.pid, b.cfgPath)
+	b.logf("upstream %s (pid %d); detour config %s; open files %d", b.up.url, b.up.pid, b.cfgPath, b.nofile)
 
 	systems := b.opt.systems
+	if !b.opt.matrix {
+		systems = nil
+	}
 	for round := range b.opt.rounds {
 		for _, conns := range b.opt.conns {
 			for _, stream := range b.opt.streams {
@@ -247,6 +272,11 @@ func (b *bench) run() error {
 	}
 	if b.opt.failover {
 		if err := b.runFailover(); err != nil {
+			return err
+		}
+	}
+	if b.opt.slowStreams > 0 {
+		if err := b.runSlow(); err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,9 @@ type bench struct {
 	failover *failoverResult
 	paired   []*pairedResult
 	perf     []perfResult
+	slow     []*slowRun
+	// nofile is the soft open-files limit, raised to the hard one.
+	nofile uint64
 }
 
 // cell is one system measured at one cell in one round.
@@ -203,6 +206,24 @@ func (b *bench) report() string {
 		"then the median of the rounds: a slow spell of the host (which /proc inside a guest does not always show) " +
 		"hits the three systems of a round alike\n\n")
 
+	b.reportMatrix(p)
+	b.reportTargets(p)
+	b.reportPaired(p)
+	b.reportLedger(p)
+	b.reportFailover(p)
+	b.reportSlow(p)
+	b.reportCPU(p)
+	b.reportPerf(p)
+	b.reportErrors(p)
+	return w.String()
+}
+
+// reportMatrix writes the table of the matrix, if it ran.
+func (b *bench) reportMatrix(p func(string, ...any)) {
+	if len(b.cells) == 0 {
+		return
+	}
+	o := b.opt
 	p("| system | conns | stream | req/s | p50 ms | p99 ms | added p50 ms | CPU ms/req | RSS MiB | peak RSS MiB | errors |\n")
 	p("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, k := range b.keys() {
@@ -251,15 +272,6 @@ func (b *bench) report() string {
 			"%d of %d measurements were run again because of such interference; %d stayed above it.", o.quiet, retried, len(b.cells), noisy)
 	}
 	p("\n\n")
-
-	b.reportTargets(p)
-	b.reportPaired(p)
-	b.reportLedger(p)
-	b.reportFailover(p)
-	b.reportCPU(p)
-	b.reportPerf(p)
-	b.reportErrors(p)
-	return w.String()
 }
 
 // reportTargets writes the targets against this run's ratios.
@@ -304,6 +316,7 @@ func (b *bench) reportTargets(p func(string, ...any)) {
 				t.stream, ms(worst), yesNo(worst < time.Second))
 		}
 	}
+	b.slowTargets(p)
 	p("\n")
 }
 
@@ -343,6 +356,9 @@ func (b *bench) reportLedger(p func(string, ...any)) {
 
 // reportCPU writes where the CPU time of each cell went.
 func (b *bench) reportCPU(p func(string, ...any)) {
+	if len(b.cells) == 0 {
+		return
+	}
 	p("### Where the CPU and memory went (median of rounds)\n\n")
 	p("| system | conns | stream | system CPU ms/req | upstream CPU ms/req | load generator CPU ms/req | our 3 processes | other processes | steal | p50 time to headers ms | RSS anon / file MiB |\n")
 	p("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")

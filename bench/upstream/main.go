@@ -2,13 +2,15 @@
 // simulate server on a free loopback port, in a process of its own so that
 // its CPU time and memory stay apart from the system under test.
 //
-// It hosts four providers: "up" (OpenAI dialect), which answers every
+// It hosts five providers: "up" (OpenAI dialect), which answers every
 // request (any model name); "upa", the same in Anthropic's dialect;
 // "fail" (OpenAI dialect), which answers every request with a 429 rate
-// limit whose Retry-After is -fail-retry-after; and "slow429", the same
-// with a Retry-After of -tail-retry-after (1 s: a wait detour would obey). The first stdout line is
-// the server's root URL; providers live under /up/v1, /upa (the client
-// appends /v1/messages) and /fail/v1.
+// limit whose Retry-After is -fail-retry-after; "slow429", the same
+// with a Retry-After of -tail-retry-after (1 s: a wait detour would obey);
+// and "slow" (OpenAI dialect), which answers every request in -slow-pieces
+// content chunks -slow-gap apart (200 x 50 ms: a 10 s stream, as an LLM
+// writes). The first stdout line is the server's root URL; providers live
+// under /up/v1, /upa (the client appends /v1/messages), /fail/v1 and so on.
 //
 // Two control endpoints serve the harness:
 //
@@ -51,14 +53,17 @@ func main() {
 	tailRetryAfter := flag.Duration("tail-retry-after", time.Second, "Retry-After of the slow429 provider's 429s")
 	firstToken := flag.Duration("latency", 0, "time before the headers of each answer (0: at once)")
 	perChunk := flag.Duration("per-chunk", 0, "time between streamed chunks (0: at once)")
+	slowPieces := flag.Int("slow-pieces", 200, "content chunks of each answer of the slow provider")
+	slowGap := flag.Duration("slow-gap", 50*time.Millisecond, "time between the streamed chunks of the slow provider")
 	flag.Parse()
-	if err := run(*retryAfter, *tailRetryAfter, simulate.Latency{FirstToken: *firstToken, PerChunk: *perChunk}); err != nil {
+	slow := simulate.Fault{Kind: simulate.OK, Pieces: *slowPieces, Gap: *slowGap}
+	if err := run(*retryAfter, *tailRetryAfter, simulate.Latency{FirstToken: *firstToken, PerChunk: *perChunk}, slow); err != nil {
 		fmt.Fprintln(os.Stderr, "upstream:", err)
 		os.Exit(1)
 	}
 }
 
-func run(retryAfter, tailRetryAfter time.Duration, lat simulate.Latency) error {
+func run(retryAfter, tailRetryAfter time.Duration, lat simulate.Latency, slow simulate.Fault) error {
 	sim, err := simulate.NewServer(
 		simulate.Provider{Name: "up", Latency: lat},
 		simulate.Provider{Name: "upa", Dialect: simulate.DialectAnthropic, Latency: lat},
@@ -66,6 +71,7 @@ func run(retryAfter, tailRetryAfter time.Duration, lat simulate.Latency) error {
 			Profile: simulate.Always(simulate.Fault{Kind: simulate.RateLimit, RetryAfter: retryAfter})},
 		simulate.Provider{Name: "slow429",
 			Profile: simulate.Always(simulate.Fault{Kind: simulate.RateLimit, RetryAfter: tailRetryAfter})},
+		simulate.Provider{Name: "slow", Profile: simulate.Always(slow)},
 	)
 	if err != nil {
 		return err
