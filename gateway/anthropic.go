@@ -67,6 +67,8 @@ type anBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
+	Source    *anSource       `json:"source"`
+	Title     string          `json:"title"`
 }
 
 type anTool struct {
@@ -177,13 +179,32 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 	}
 	msg := llm.Message{Role: role}
 	var text strings.Builder
+	for j := range blocks {
+		if _, ok := anMediaPart(blocks[j].Type, blocks[j].Source, ""); ok {
+			// An image or a document: the text around it stays in
+			// order, as parts.
+			msg.Parts = make([]llm.Part, 0, len(blocks))
+			break
+		}
+	}
 	for j, b := range blocks {
 		switch b.Type {
 		case "text":
+			if msg.Parts != nil {
+				msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: b.Text})
+				break
+			}
 			if text.Len() > 0 {
 				text.WriteByte('\n')
 			}
 			text.WriteString(b.Text)
+		case "image", "document":
+			if p, ok := anMediaPart(b.Type, b.Source, b.Title); ok {
+				msg.Parts = append(msg.Parts, p)
+			}
+			// Else a source detour does not translate (a file id,
+			// custom content): it reaches a target of this dialect raw;
+			// another dialect's is skipped for it (needs).
 		case "tool_use":
 			if role != llm.RoleAssistant || b.ID == "" || b.Name == "" {
 				return out, badRequest(blockParam(i, j), "%s: a tool_use block belongs to an assistant message and needs an id and a name", blockParam(i, j))
@@ -209,13 +230,13 @@ func (m *anMessage) canonical(out []llm.Message, i int) ([]llm.Message, *apiErro
 			}
 			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID, Content: content})
 		default:
-			// Thinking, an image, a document, a server tool's block: it
-			// reaches a target of this dialect raw; another dialect's is
-			// skipped for it (needs), never sent it half.
+			// Thinking, a server tool's block: it reaches a target of
+			// this dialect raw; another dialect's is skipped for it
+			// (needs), never sent it half.
 		}
 	}
 	msg.Content = text.String()
-	if msg.Content != "" || len(msg.ToolCalls) > 0 || len(blocks) == 0 {
+	if msg.Content != "" || len(msg.Parts) > 0 || len(msg.ToolCalls) > 0 || len(blocks) == 0 {
 		out = append(out, msg)
 	}
 	return out, nil

@@ -140,7 +140,8 @@ func beyondCanonical(surfaceName string, req map[string]any) []string {
 
 // TestFidelity_CrossDialectNothingLostQuietly sends every corpus request
 // to a target of each other dialect. Each is either translated (each
-// message's text and each tool's name reach the upstream), with what the
+// message's text and each tool's name reach the upstream, each image and
+// document in the target dialect's form: checkMedia), with what the
 // target went without named in x-detour-dropped and the answer degraded;
 // or refused before any send with 400 unsupported_request, the ledger
 // saying skipped_contract and naming what it could not carry. Nothing
@@ -160,7 +161,8 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 				if _, bad := invalidEverywhere[name]; bad && sf.name == "openai" {
 					continue
 				}
-				t.Run(sf.name+"-to-"+target+"/"+name, func(t *testing.T) {
+				row := sf.name + "-to-" + target + "/" + name
+				t.Run(row, func(t *testing.T) {
 					raw, err := os.ReadFile(file)
 					if err != nil {
 						t.Fatal(err)
@@ -175,6 +177,9 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 					up.mu.Unlock()
 					resp, out := postResp(t, ts, sf.path, body)
 					recs := book.Records()[before:]
+					if want, ok := mediaRows[row]; ok && (want == "translated") != (resp.StatusCode == http.StatusOK) {
+						t.Errorf("%s: want it %s, got %d: %s", row, want, resp.StatusCode, out)
+					}
 					switch resp.StatusCode {
 					case http.StatusOK:
 						tally["translated"]++
@@ -186,8 +191,8 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 							}
 						}
 						for _, need := range want {
-							if need == "response_format" {
-								continue // every dialect carries it (Anthropic as a forced tool)
+							if need == "response_format" || isMediaNeed(need) {
+								continue // every dialect carries it (Anthropic as a forced tool); checkMedia checks media
 							}
 							if !coveredBy(need, dropped) {
 								t.Errorf("%q reached a %s target, not carried and not named in x-detour-dropped %v", need, target, dropped)
@@ -200,6 +205,10 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 							if !strings.Contains(sent, jsonText(text)) {
 								t.Errorf("the text %q did not reach the upstream:\n%s", text, sent)
 							}
+						}
+						if media := mediaOf(sf.name, req); len(media) > 0 {
+							tally["with media"]++
+							checkMedia(t, target, readJSON(t, []byte(sent)), media, dropped)
 						}
 					case http.StatusBadRequest:
 						if len(recs) == 0 || recs[0].Status != ledger.StatusSkippedContract {
@@ -224,7 +233,7 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 		}
 	}
 	t.Logf("cross-dialect outcomes: %v", tally)
-	if tally["translated"] == 0 || tally["refused"] == 0 {
+	if tally["translated"] == 0 || tally["refused"] == 0 || tally["with media"] == 0 {
 		t.Errorf("the matrix never translated or never refused: %v", tally)
 	}
 }

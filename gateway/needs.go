@@ -9,11 +9,14 @@ import (
 
 // needs lists what a request carries beyond detour's canonical fields, by
 // name (llm.Request.Needs): a top-level field no canonical field holds
-// ("seed", "logprobs", "thinking", a field detour never heard of), and
-// what the canonical messages and tools cannot hold ("image input",
-// "cache_control", "thinking blocks", "web_search tool"). A target of the
-// client's own dialect gets all of it; a target of another dialect must
-// carry each, drop the safe ones, or be skipped (router contract).
+// ("seed", "logprobs", "thinking", a field detour never heard of), what
+// the canonical messages and tools cannot hold ("cache_control", "thinking
+// blocks", "web_search tool"), and the images, documents and audio they
+// hold (llm.Message.Parts) by the form each was given in (llm.Part.Need:
+// "image input", "image url input", "document input", "audio input", ...;
+// parts.go). A target of the client's own dialect gets all of it; a
+// target of another dialect must carry each, drop the safe ones, or be
+// skipped (router contract).
 type needs []string
 
 func (n *needs) add(name string) {
@@ -174,30 +177,72 @@ func oaNeeds(s *jsonscan.Scanner, n *needs) bool {
 }
 
 // oaContentNeeds walks a message's content: a string, or parts whose type
-// is not text.
+// is not text. An image, a PDF or audio is named by what it needs
+// (oaPartNeeds);
+// a key encoding/json would read as one of a part's fields only when case
+// is ignored is left to it (false: the fallback then names the request's
+// "unrecognised fields").
 func oaContentNeeds(s *jsonscan.Scanner, n *needs) bool {
 	if s.Peek() != '[' {
 		return skipOrNull(s)
 	}
 	return s.Array(func() bool {
-		return s.Object(func(k string) bool {
-			if k != "type" {
-				return skipOrNull(s)
-			}
-			t, ok := s.Str()
-			switch t {
-			case "text", "input_text", "refusal":
+		var p oaPart
+		ok := s.Object(func(k string) bool {
+			switch k {
+			case "type":
+				return s.NullableString(&p.Type)
 			case "image_url":
-				n.add("image input")
+				return jsonscan.Ptr(s, &p.ImageURL, func(img *oaImageURL) bool {
+					return s.Object(func(k string) bool {
+						switch k {
+						case "url":
+							return s.NullableString(&img.URL)
+						case "detail":
+							return s.NullableString(&img.Detail)
+						}
+						return s.SkipUnknown(k, "url", "detail")
+					})
+				})
 			case "input_audio":
-				n.add("audio input")
+				return jsonscan.Ptr(s, &p.InputAudio, func(a *oaAudio) bool {
+					return s.Object(func(k string) bool {
+						switch k {
+						case "data":
+							return s.NullableString(&a.Data)
+						case "format":
+							return s.NullableString(&a.Format)
+						}
+						return s.SkipUnknown(k, "data", "format")
+					})
+				})
 			case "file":
-				n.add("file input")
-			default:
-				n.add(t + " content")
+				return jsonscan.Ptr(s, &p.File, func(f *oaFile) bool {
+					return s.Object(func(k string) bool {
+						switch k {
+						case "file_data":
+							return s.NullableString(&f.FileData)
+						case "file_id":
+							return s.NullableString(&f.FileID)
+						case "filename":
+							return s.NullableString(&f.Filename)
+						}
+						return s.SkipUnknown(k, "file_data", "file_id", "filename")
+					})
+				})
 			}
-			return ok
+			return !jsonscan.Folds(k, "type", "image_url", "file", "input_audio") && skipOrNull(s)
 		})
+		switch p.Type {
+		case "text", "input_text", "refusal":
+		case "image_url", "file", "input_audio":
+			oaPartNeeds(n, &p)
+		case "":
+			n.add("untyped content")
+		default:
+			n.add(p.Type + " content")
+		}
+		return ok
 	})
 }
 
@@ -264,15 +309,19 @@ func anNeeds(s *jsonscan.Scanner, n *needs) bool {
 }
 
 // anBlocksNeeds walks a string or a list of content blocks (a message's,
-// or the system prompt's when inMessage is false): blocks other than text,
-// tool_use and tool_result, and members the canonical form does not hold
-// (cache_control, citations, ...), are needs.
+// or the system prompt's or a tool result's when inMessage is false):
+// blocks other than text, tool_use and tool_result, and members the
+// canonical form does not hold (cache_control, citations, context, ...),
+// are needs. A message's image or document is named by what it needs
+// (anMediaNeeds); one in a tool result is a need no target carries.
 func anBlocksNeeds(s *jsonscan.Scanner, n *needs, inMessage bool) bool {
 	if s.Peek() != '[' {
 		return skipOrNull(s)
 	}
 	return s.Array(func() bool {
 		typ, extra := "", []string(nil)
+		var src *anSource
+		title, source := false, false
 		ok := s.Object(func(k string) bool {
 			switch k {
 			case "type":
@@ -283,6 +332,20 @@ func anBlocksNeeds(s *jsonscan.Scanner, n *needs, inMessage bool) bool {
 				return skipOrNull(s)
 			case "content":
 				return anBlocksNeeds(s, n, false) // a tool_result's blocks
+			case "source":
+				source = source || s.Peek() != 'n'
+				if s.Peek() != '{' {
+					return skipOrNull(s) // a search result's URL
+				}
+				return anSourceNeeds(s, &src)
+			case "title":
+				var t string
+				ok := s.NullableString(&t)
+				title = title || t != ""
+				return ok
+			}
+			if jsonscan.Folds(k, "source", "title") {
+				return false
 			}
 			if !s.Null() {
 				extra = append(extra, k)
@@ -290,22 +353,50 @@ func anBlocksNeeds(s *jsonscan.Scanner, n *needs, inMessage bool) bool {
 			}
 			return true
 		})
+		if title && typ != "document" {
+			extra = append(extra, "title")
+		}
+		if source && typ != "image" && typ != "document" {
+			extra = append(extra, "source")
+		}
 		switch {
-		case typ == "text", inMessage && (typ == "tool_use" || typ == "tool_result"):
+		case typ == "text", inMessage && (typ == "tool_use" || typ == "tool_result"),
+			inMessage && (typ == "image" || typ == "document"):
 			// A block the canonical form holds: its other members
-			// (cache_control, citations) are needs by name.
+			// (cache_control, citations, context) are needs by name.
 			for _, k := range extra {
 				n.add(k)
 			}
-		case typ == "image":
-			n.add("image input")
-		case typ == "document":
-			n.add("document input")
+			if typ == "image" || typ == "document" {
+				anMediaNeeds(n, typ, src, title)
+			}
+		case typ == "image" || typ == "document":
+			n.add(typ + " in tool result")
 		case typ == "thinking" || typ == "redacted_thinking":
 			n.add("thinking blocks")
 		default:
 			n.add(typ + " content")
 		}
 		return ok
+	})
+}
+
+// anSourceNeeds reads an image or document block's source as the parser
+// does (anMediaPart reads both).
+func anSourceNeeds(s *jsonscan.Scanner, dst **anSource) bool {
+	return jsonscan.Ptr(s, dst, func(src *anSource) bool {
+		return s.Object(func(k string) bool {
+			switch k {
+			case "type":
+				return s.NullableString(&src.Type)
+			case "media_type":
+				return s.NullableString(&src.MediaType)
+			case "data":
+				return s.NullableString(&src.Data)
+			case "url":
+				return s.NullableString(&src.URL)
+			}
+			return s.SkipUnknown(k, "type", "media_type", "data", "url")
+		})
 	})
 }

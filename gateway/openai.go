@@ -70,9 +70,12 @@ type oaFunctionDef struct {
 
 // oaPart is one part of an array content.
 type oaPart struct {
-	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Refusal string `json:"refusal"`
+	Type       string      `json:"type"`
+	Text       string      `json:"text"`
+	Refusal    string      `json:"refusal"`
+	ImageURL   *oaImageURL `json:"image_url"`
+	File       *oaFile     `json:"file"`
+	InputAudio *oaAudio    `json:"input_audio"`
 }
 
 // parseOpenAI reads a chat completions body into cr; a body it cannot use
@@ -164,11 +167,11 @@ func (m *oaMessage) canonical(i int) (llm.Message, *apiError) {
 	default:
 		return out, badRequest(msgParam(i)+".role", "%s.role %q is not one of system, developer, user, assistant, tool, function", msgParam(i), m.Role)
 	}
-	text, ae := oaContent(m.Content, i)
+	text, parts, ae := oaContent(m.Content, i)
 	if ae != nil {
 		return out, ae
 	}
-	out.Content = text
+	out.Content, out.Parts = text, parts
 	if len(m.ToolCalls) > 0 && out.Role != llm.RoleAssistant {
 		return out, badRequest(msgParam(i)+".tool_calls", "only assistant messages carry tool_calls")
 	}
@@ -202,39 +205,76 @@ func (c *oaContentField) UnmarshalJSON(b []byte) error {
 }
 
 // oaContent reads message i's content: a string, null, or an array of
-// text parts (joined by newlines).
-func oaContent(c oaContentField, i int) (string, *apiError) {
+// parts. Text parts alone are joined by newlines into the text; with an
+// image, a PDF or audio among them, the parts are returned in order
+// instead (llm.Message.Parts). Parts detour cannot translate (a file by
+// id, ...) are left out: they reach a target of this dialect raw, and
+// another dialect's is skipped for them (needs).
+func oaContent(c oaContentField, i int) (string, []llm.Part, *apiError) {
 	raw := c.Raw
 	if len(raw) == 0 {
-		return c.Text, nil
+		return c.Text, nil, nil
 	}
 	param := msgParam(i) + ".content"
-	switch raw[0] {
-	case '[':
-		var parts []oaPart
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", badRequest(param, "%s must be a string or a list of {type: text, text}", param)
-		}
-		var b strings.Builder
-		for j, p := range parts {
-			text := p.Text
-			switch p.Type {
-			case "text", "input_text":
-			case "refusal":
-				text = p.Refusal
-			default:
-				// An image, audio or a file: it reaches a target of this
-				// dialect raw; another dialect's is skipped for it (needs).
-				continue
-			}
-			if b.Len() > 0 && j > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(text)
-		}
-		return b.String(), nil
+	var parts []oaPart
+	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return "", nil, badRequest(param, "%s must be a string or a list of {type: text, text}", param)
 	}
-	return "", badRequest(param, "%s must be a string or a list of {type: text, text}", param)
+	media := false
+	for j := range parts {
+		if _, ok := oaMediaPart(&parts[j]); ok {
+			media = true
+			break
+		}
+	}
+	if media {
+		out := make([]llm.Part, 0, len(parts))
+		for j := range parts {
+			if p, ok := oaMediaPart(&parts[j]); ok {
+				out = append(out, p)
+			} else if text, ok := oaText(&parts[j]); ok {
+				out = append(out, llm.Part{Kind: llm.PartText, Text: text})
+			}
+		}
+		return "", out, nil
+	}
+	var b strings.Builder
+	for j := range parts {
+		text, ok := oaText(&parts[j])
+		if !ok {
+			continue
+		}
+		if b.Len() > 0 && j > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(text)
+	}
+	return b.String(), nil, nil
+}
+
+// oaText returns the text of a text or refusal part.
+func oaText(p *oaPart) (string, bool) {
+	switch p.Type {
+	case "text", "input_text":
+		return p.Text, true
+	case "refusal":
+		return p.Refusal, true
+	}
+	return "", false
+}
+
+// oaMediaPart returns an image_url, file or input_audio part detour
+// translates.
+func oaMediaPart(p *oaPart) (llm.Part, bool) {
+	switch p.Type {
+	case "image_url":
+		return oaImagePart(p.ImageURL)
+	case "file":
+		return oaFilePart(p.File)
+	case "input_audio":
+		return oaAudioPart(p.InputAudio)
+	}
+	return llm.Part{}, false
 }
 
 // decodeJSON decodes body into v, turning every failure into a 400 that

@@ -25,8 +25,15 @@ const (
 type Message struct {
 	Role Role `json:"role"`
 	// Content is the text of the turn. May be empty on an assistant turn that
-	// only calls tools.
+	// only calls tools, or when Parts holds the whole content.
 	Content string `json:"content,omitempty"`
+	// Parts are the rest of the turn's content when it is more than text:
+	// images, documents and audio, with text between them, in order.
+	// Content, when not empty, comes first. Nil for a text-only turn (most
+	// turns). Only user and assistant turns carry parts; an encoder
+	// refuses them on a system or tool turn, and any part its dialect has
+	// no form for (Carrier says which it carries).
+	Parts []Part `json:"parts,omitempty"`
 	// ToolCalls are the calls an assistant turn made.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID names the call a RoleTool message answers.
@@ -73,12 +80,14 @@ type Request struct {
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// Stream asks for a streamed answer.
 	Stream bool `json:"stream,omitempty"`
-	// Needs names what the request carries beyond the fields above, as
-	// its client's surface read it ("n", "logprobs", "image input",
-	// "cache_control", "thinking", ...): a target of the client's own
-	// dialect gets them with Raw; a target of another dialect must carry
-	// each (Carrier), or drop it when it is safe to (Droppable, and not in
-	// Require), or be skipped.
+	// Needs names what the request carries beyond the fields above, or
+	// in them but not carried by every dialect, as its client's surface
+	// read it ("n", "logprobs", "cache_control", "thinking", the images,
+	// documents and audio of Message.Parts: Part.Need, NeedImage and the
+	// other Need constants, ...): a target of the client's own dialect gets them
+	// with Raw; a target of another dialect must carry each (Carrier), or
+	// drop it when it is safe to (Droppable, and not in Require), or be
+	// skipped.
 	Needs []string `json:"-"`
 	// Require names needs that must not be dropped; "*" names them all.
 	Require []string `json:"-"`
@@ -141,6 +150,7 @@ var droppable = map[string]bool{
 	"user": true, "metadata": true, "store": true, "service_tier": true, "seed": true,
 	"presence_penalty": true, "frequency_penalty": true, "top_k": true, "cache_control": true,
 	"prompt_cache_key": true, "safety_identifier": true, "parallel_tool_calls": true,
+	NeedImageDetail: true, NeedDocumentTitle: true,
 }
 
 // Droppable reports whether a target of another dialect may leave need

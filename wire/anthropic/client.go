@@ -53,8 +53,18 @@ var _ llm.Client = (*Client)(nil)
 // Carries implements llm.Carrier: of what a request from another dialect
 // carries beyond the canonical fields, the Messages API is given its
 // response_format, as a forced tool (structured.go), unless the request
-// has tools of its own ("response_format with tools").
-func (c *Client) Carries(need string) bool { return need == "response_format" }
+// has tools of its own ("response_format with tools"); its images, inline
+// (PNG, JPEG, WebP, GIF) or by URL; and its documents, inline PDFs, PDFs
+// by URL and plain text, with their titles.
+func (c *Client) Carries(need string) bool { return carried[need] }
+
+// carried are the needs Carries says yes to.
+var carried = map[string]bool{
+	"response_format": true,
+	llm.NeedImage:     true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
+	llm.NeedDocument: true, llm.NeedDocument + " (text/plain)": true, llm.NeedDocumentURL: true,
+	llm.NeedDocumentTitle: true,
+}
 
 // Complete sends req without streaming and decodes the answer with
 // DecodeResponse. req.Stream is ignored.

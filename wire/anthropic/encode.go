@@ -43,7 +43,8 @@ type turn struct {
 	blocks []block
 }
 
-// block is a request content block: text, tool_use or tool_result.
+// block is a request content block: text, image, document, tool_use or
+// tool_result.
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -52,6 +53,17 @@ type block struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
+	Source    *source         `json:"source,omitempty"`
+	Title     string          `json:"title,omitempty"`
+}
+
+// source is where an image or a document block's content is: base64
+// (media_type and data), url, or text (a plain-text document's data).
+type source struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
 }
 
 // tool is one entry of "tools": a client tool with its JSON Schema.
@@ -102,7 +114,12 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 //     of the request's own it is not sent (the gateway skips Anthropic
 //     targets for that combination); {"type":"text"} means nothing.
 //
-// llm has no image parts yet, so no image blocks are ever sent.
+// A message's Parts become blocks in order after its Content: text, an
+// image {type: image, source: {type: base64, media_type, data} or {type:
+// url, url}}, a document {type: document, source: ..., title} whose
+// source is base64 (inline data), url, or text (a plain-text document).
+// Audio has no form here and is an error, as are parts on a system or
+// tool message (the system prompt and a tool_result are text here).
 func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("anthropic: nil request")
@@ -127,6 +144,9 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		if m.Role == llm.RoleSystem {
+			if len(m.Parts) > 0 {
+				return nil, fmt.Errorf("anthropic: message %d: a system message with parts: the system prompt is text", i)
+			}
 			if m.Content != "" {
 				system = append(system, m.Content)
 			}
@@ -186,9 +206,13 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 func encodeMessage(m *llm.Message) (string, []block, error) {
 	switch m.Role {
 	case llm.RoleUser:
-		return "user", []block{{Type: "text", Text: m.Content}}, nil
+		blocks, err := contentBlocks(m)
+		return "user", blocks, err
 	case llm.RoleAssistant:
-		blocks := []block{{Type: "text", Text: m.Content}}
+		blocks, err := contentBlocks(m)
+		if err != nil {
+			return "", nil, err
+		}
 		for j, tc := range m.ToolCalls {
 			input, err := toolInput(tc.Arguments)
 			if err != nil {
@@ -201,9 +225,44 @@ func encodeMessage(m *llm.Message) (string, []block, error) {
 		if m.ToolCallID == "" {
 			return "", nil, errors.New("tool message without tool_call_id")
 		}
+		if len(m.Parts) > 0 {
+			return "", nil, errors.New("a tool message with parts: a tool_result is text here")
+		}
 		return "user", []block{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content}}, nil
 	}
 	return "", nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// contentBlocks returns the blocks of m's content: a text block of Content
+// (dropped later when empty beside other blocks), then one per part.
+func contentBlocks(m *llm.Message) ([]block, error) {
+	blocks := make([]block, 1, 1+len(m.Parts))
+	blocks[0] = block{Type: "text", Text: m.Content}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		b := block{Type: string(p.Kind)}
+		switch {
+		case p.Kind == llm.PartText:
+			b.Text = p.Text
+		case p.Kind == llm.PartAudio:
+			return nil, fmt.Errorf("part %d: audio has no Messages API form", i)
+		case p.Kind != llm.PartImage && p.Kind != llm.PartDocument:
+			return nil, fmt.Errorf("part %d: unknown part kind %q", i, p.Kind)
+		case p.URL != "":
+			b.Source = &source{Type: "url", URL: p.URL}
+		case p.Kind == llm.PartDocument && p.MediaType == "text/plain" && p.Data == "":
+			b.Source = &source{Type: "text", MediaType: p.MediaType, Data: p.Text}
+		case p.MediaType == "":
+			return nil, fmt.Errorf("part %d: inline %s data without a media type", i, p.Kind)
+		default:
+			b.Source = &source{Type: "base64", MediaType: p.MediaType, Data: p.Data}
+		}
+		if p.Kind == llm.PartDocument {
+			b.Title = p.Title
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
 }
 
 // toolInput parses a tool call's Arguments into the JSON object Anthropic

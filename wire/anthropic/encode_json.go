@@ -160,5 +160,20 @@ func (k *block) appendJSON(b []byte) ([]byte, error) {
 			b = jsonw.String(b, f.v)
 		}
 	}
+	if s := k.Source; s != nil {
+		b = append(b, `,"source":{"type":`...)
+		b = jsonw.String(b, s.Type)
+		for _, f := range []struct{ name, v string }{{`,"media_type":`, s.MediaType}, {`,"data":`, s.Data}, {`,"url":`, s.URL}} {
+			if f.v != "" {
+				b = append(b, f.name...)
+				b = jsonw.String(b, f.v)
+			}
+		}
+		b = append(b, '}')
+	}
+	if k.Title != "" {
+		b = append(b, `,"title":`...)
+		b = jsonw.String(b, k.Title)
+	}
 	return append(b, '}'), nil
 }

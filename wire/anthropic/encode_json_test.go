@@ -9,10 +9,10 @@ import (
 // FuzzAppendJSONMatchesEncoder holds messagesRequest.appendJSON to
 // encoding/json (HTML escaping off) byte for byte, errors included.
 func FuzzAppendJSONMatchesEncoder(f *testing.F) {
-	f.Add("claude", "hi <b>&\u2028\x00\xff", "t1", []byte(`{"type":"object"}`), []byte(`"auto"`), 64, 0.5, byte(0xff), true)
-	f.Add("", "", "", []byte(nil), []byte(nil), 0, 1e-7, byte(0), false)
-	f.Add("m", "a\tb", "id", []byte(`{bad`), []byte(` [ 1 ] `), -1, 1e21, byte(0x55), true)
-	f.Fuzz(func(t *testing.T, model, text, id string, raw, choice []byte, maxTokens int, temp float64, shape byte, stream bool) {
+	f.Add("claude", "hi <b>&\u2028\x00\xff", "t1", []byte(`{"type":"object"}`), []byte(`"auto"`), 64, 0.5, byte(0xff), true, byte(0))
+	f.Add("", "", "", []byte(nil), []byte(nil), 0, 1e-7, byte(0), false, byte(0xff))
+	f.Add("m", "a\tb", "id", []byte(`{bad`), []byte(` [ 1 ] `), -1, 1e21, byte(0x55), true, byte(0x0f))
+	f.Fuzz(func(t *testing.T, model, text, id string, raw, choice []byte, maxTokens int, temp float64, shape byte, stream bool, media byte) {
 		r := messagesRequest{Model: model, MaxTokens: maxTokens, Stream: stream}
 		if shape&1 != 0 {
 			r.System = raw
@@ -40,6 +40,26 @@ func FuzzAppendJSONMatchesEncoder(f *testing.F) {
 		}
 		if shape&128 != 0 {
 			r.TopP = &temp
+		}
+		if media != 0 {
+			// Image and document blocks: each source field set or not
+			// by a bit of media.
+			src := func(bit byte) *source {
+				s := &source{Type: text}
+				if media&bit != 0 {
+					s.MediaType, s.Data = model, text
+				} else {
+					s.URL = id
+				}
+				return s
+			}
+			r.Messages = append(r.Messages, turn{Role: "user", Content: []block{
+				{Type: "image", Source: src(1)}, {Type: "text", Text: id},
+				{Type: "document", Source: src(2), Title: string(raw)},
+			}})
+			if media&4 != 0 {
+				r.Messages[len(r.Messages)-1].Content = []block{{Type: "document", Source: &source{}, Title: text}}
+			}
 		}
 		if shape == 0 {
 			r.Messages = nil

@@ -48,8 +48,21 @@ var _ llm.Client = (*Client)(nil)
 
 // Carries implements llm.Carrier: of what a request from another dialect
 // carries beyond the canonical fields, Gemini is given its
-// response_format (as responseMimeType and responseSchema).
-func (c *Client) Carries(need string) bool { return need == "response_format" }
+// response_format (as responseMimeType and responseSchema), and its
+// inline images (PNG, JPEG, WebP, HEIC, HEIF), PDFs, plain-text documents
+// and WAV or MP3 audio (as inlineData). Not an image or a document by URL: fileData
+// wants a media type the URL does not give, and the Gemini API fetches
+// https URLs only lately and not on every endpoint, where a 400 would fail
+// the request closed instead of skipping the target. Not GIF images (not
+// among Gemini's image types), nor a document's title (no place for it).
+func (c *Client) Carries(need string) bool { return carried[need] }
+
+// carried are the needs Carries says yes to.
+var carried = map[string]bool{
+	"response_format": true,
+	llm.NeedImage:     true, llm.NeedImage + " (image/heic)": true, llm.NeedImage + " (image/heif)": true,
+	llm.NeedDocument: true, llm.NeedDocument + " (text/plain)": true, llm.NeedAudio: true,
+}
 
 // Complete sends req to :generateContent and decodes the answer with
 // DecodeResponse. req.Model names the model, with or without the

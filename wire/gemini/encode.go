@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,15 +29,29 @@ type content struct {
 	Parts []part `json:"parts"`
 }
 
-// part is one piece of a turn; exactly one of Text, FunctionCall and
-// FunctionResponse is set in a request. Parts of other kinds in an answer
-// (inline data, code execution) decode as empty parts and are ignored.
+// part is one piece of a turn; exactly one of Text, InlineData, FileData,
+// FunctionCall and FunctionResponse is set in a request. Parts of other
+// kinds in an answer (inline data, code execution) are ignored.
 type part struct {
 	Text             string            `json:"text,omitempty"`
 	Thought          bool              `json:"thought,omitempty"`
+	InlineData       *blob             `json:"inlineData,omitempty"`
+	FileData         *fileData         `json:"fileData,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
 	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
+}
+
+// blob is inline content: its media type and base64 data.
+type blob struct {
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+}
+
+// fileData is content by URI (a Files API URI, gs://, or https).
+type fileData struct {
+	MimeType string `json:"mimeType"`
+	FileURI  string `json:"fileUri"`
 }
 
 type functionCall struct {
@@ -110,6 +125,13 @@ const SkipSignature = "skip_thought_signature_validator"
 //     JSON object, else {"result": content};
 //   - Message.Name of a user or assistant turn is not sent (Gemini has
 //     no author names);
+//   - a message's Parts follow its text in order: text parts, inline
+//     images, documents and audio as inlineData {mimeType, data} (a
+//     plain-text document's Text base64-encoded, as text/plain), content
+//     by URL as fileData {mimeType, fileUri}, which needs the part's
+//     MediaType (Gemini wants one; a URL alone does not give it). A
+//     document's Title has no place here and is not sent. Parts on a
+//     system or tool message are an error;
 //   - empty text is left out (Gemini rejects an empty text part), a turn
 //     with no part left is dropped, and consecutive turns of one role are
 //     merged into one content (parallel tool results become one turn).
@@ -133,6 +155,9 @@ func EncodeRequest(req *llm.Request) ([]byte, error) {
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		if m.Role == llm.RoleSystem {
+			if len(m.Parts) > 0 {
+				return nil, fmt.Errorf("gemini: message %d: a system message with parts: the system instruction is text here", i)
+			}
 			if m.Content != "" {
 				if body.SystemInstruction == nil {
 					body.SystemInstruction = &content{}
@@ -202,11 +227,14 @@ func encodeMessage(m *llm.Message, names map[string]string, sign bool) (content,
 		if m.Content != "" {
 			c.Parts = append(c.Parts, part{Text: m.Content})
 		}
-		return c, nil
+		return c, appendParts(&c, m.Parts)
 	case llm.RoleAssistant:
 		c := content{Role: "model"}
 		if m.Content != "" {
 			c.Parts = append(c.Parts, part{Text: m.Content})
+		}
+		if err := appendParts(&c, m.Parts); err != nil {
+			return c, err
 		}
 		for i, tc := range m.ToolCalls {
 			if tc.Name == "" {
@@ -228,6 +256,9 @@ func encodeMessage(m *llm.Message, names map[string]string, sign bool) (content,
 		}
 		return c, nil
 	case llm.RoleTool:
+		if len(m.Parts) > 0 {
+			return content{}, errors.New("a tool message with parts: a functionResponse is JSON here")
+		}
 		name := names[m.ToolCallID]
 		if name == "" {
 			name = m.Name
@@ -239,6 +270,31 @@ func encodeMessage(m *llm.Message, names map[string]string, sign bool) (content,
 			Name: name, Response: toolResponse(m.Content)}}}}, nil
 	}
 	return content{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// appendParts appends the Gemini parts of ps to c.
+func appendParts(c *content, ps []llm.Part) error {
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case p.Kind == llm.PartText:
+			if p.Text != "" {
+				c.Parts = append(c.Parts, part{Text: p.Text})
+			}
+		case p.Kind != llm.PartImage && p.Kind != llm.PartDocument && p.Kind != llm.PartAudio:
+			return fmt.Errorf("part %d: unknown part kind %q", i, p.Kind)
+		case p.MediaType == "":
+			return fmt.Errorf("part %d: %s without a media type (Gemini needs one)", i, p.Kind)
+		case p.URL != "":
+			c.Parts = append(c.Parts, part{FileData: &fileData{MimeType: p.MediaType, FileURI: p.URL}})
+		case p.Data == "" && p.Kind == llm.PartDocument && p.MediaType == "text/plain":
+			c.Parts = append(c.Parts, part{InlineData: &blob{MimeType: p.MediaType,
+				Data: base64.StdEncoding.EncodeToString([]byte(p.Text))}})
+		default:
+			c.Parts = append(c.Parts, part{InlineData: &blob{MimeType: p.MediaType, Data: p.Data}})
+		}
+	}
+	return nil
 }
 
 // objectArgs checks that a call's arguments are a JSON object ("" is {}).

@@ -44,8 +44,18 @@ var _ llm.Client = (*Client)(nil)
 
 // Carries implements llm.Carrier: of what a request from another dialect
 // carries beyond the canonical fields, an OpenAI-compatible provider is
-// given its response_format (the canonical field is OpenAI's own shape).
-func (c *Client) Carries(need string) bool { return need == "response_format" }
+// given its response_format (the canonical field is OpenAI's own shape),
+// its images, inline (PNG, JPEG, WebP, GIF) or by URL, its inline PDFs
+// with their titles (as file names), and inline WAV or MP3 audio. Not a document by URL or as
+// plain text: chat completions has no form for them.
+func (c *Client) Carries(need string) bool { return carried[need] }
+
+// carried are the needs Carries says yes to.
+var carried = map[string]bool{
+	"response_format": true,
+	llm.NeedImage:     true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
+	llm.NeedDocument: true, llm.NeedDocumentTitle: true, llm.NeedAudio: true,
+}
 
 // includeUsage is the stream option detour owns on a raw request: the
 // final usage chunk, which the cost and the ledger need.

@@ -30,6 +30,10 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	size := 128 + len(req.Model) + len(req.ToolChoice) + len(req.ResponseFormat)
 	for i := range req.Messages {
 		size += 48 + len(req.Messages[i].Content)
+		for j := range req.Messages[i].Parts {
+			p := &req.Messages[i].Parts[j]
+			size += 64 + len(p.Text) + len(p.URL) + len(p.Data) + len(p.Title)
+		}
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"model":`...)
@@ -128,7 +132,7 @@ func appendMessage(b []byte, m *llm.Message) ([]byte, error) {
 		name = m.Name
 	case llm.RoleAssistant:
 		name = m.Name
-		content = m.Content != "" || len(m.ToolCalls) == 0
+		content = m.Content != "" || len(m.Parts) > 0 || len(m.ToolCalls) == 0
 	case llm.RoleTool:
 		if m.ToolCallID == "" {
 			return b, errors.New("tool message without tool_call_id")
@@ -137,12 +141,21 @@ func appendMessage(b []byte, m *llm.Message) ([]byte, error) {
 	default:
 		return b, fmt.Errorf("unknown role %q", m.Role)
 	}
+	if len(m.Parts) > 0 && (m.Role == llm.RoleSystem || m.Role == llm.RoleTool) {
+		return b, fmt.Errorf("a %s message with parts: only user and assistant turns carry them", m.Role)
+	}
 	b = append(b, `{"role":`...)
 	b = jsonw.String(b, string(m.Role))
 	b = append(b, `,"content":`...)
-	if content {
+	switch {
+	case len(m.Parts) > 0:
+		var err error
+		if b, err = appendParts(b, m); err != nil {
+			return b, err
+		}
+	case content:
 		b = jsonw.String(b, m.Content)
-	} else {
+	default:
 		b = append(b, "null"...)
 	}
 	if name != "" {
@@ -175,3 +188,88 @@ func appendMessage(b []byte, m *llm.Message) ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
+
+// audioFormat is input_audio's format of each audio media type it takes.
+var audioFormat = map[string]string{"audio/wav": "wav", "audio/mp3": "mp3"}
+
+// defaultFilename is the file name of a document without a Title: OpenAI
+// refuses file_data without one.
+const defaultFilename = "document.pdf"
+
+// appendParts appends the content of m as a list of parts: Content first
+// when not empty, then each of m.Parts.
+func appendParts(b []byte, m *llm.Message) ([]byte, error) {
+	b = append(b, '[')
+	n := 0
+	if m.Content != "" {
+		b = appendTextPart(b, m.Content)
+		n++
+	}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		switch {
+		case p.Kind == llm.PartText:
+			b = appendTextPart(b, p.Text)
+		case p.Kind == llm.PartImage && (p.URL != "" || p.MediaType != ""):
+			b = append(b, `{"type":"image_url","image_url":{"url":`...)
+			b = appendURL(b, p)
+			b = append(b, "}}"...)
+		case p.Kind == llm.PartDocument && p.URL == "" && p.Data != "" && p.MediaType != "":
+			title := p.Title
+			if title == "" {
+				title = defaultFilename
+			}
+			b = append(b, `{"type":"file","file":{"file_data":`...)
+			b = appendURL(b, p)
+			b = append(b, `,"filename":`...)
+			b = jsonw.String(b, title)
+			b = append(b, "}}"...)
+		case p.Kind == llm.PartAudio && p.URL == "" && audioFormat[p.MediaType] != "":
+			b = append(b, `{"type":"input_audio","input_audio":{"data":`...)
+			b = jsonw.String(b, p.Data)
+			b = append(b, `,"format":`...)
+			b = jsonw.String(b, audioFormat[p.MediaType])
+			b = append(b, "}}"...)
+		default:
+			return b, fmt.Errorf("part %d: %s", i, partError(p))
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// partError says why p has no chat completions form.
+func partError(p *llm.Part) string {
+	switch {
+	case p.Kind == llm.PartImage:
+		return "an inline image without a media type"
+	case p.Kind == llm.PartDocument && p.URL != "":
+		return "a document by URL has no chat completions form"
+	case p.Kind == llm.PartDocument:
+		return "a document needs inline data and its media type"
+	case p.Kind == llm.PartAudio:
+		return "audio must be inline WAV or MP3"
+	}
+	return fmt.Sprintf("unknown part kind %q", p.Kind)
+}
+
+func appendTextPart(b []byte, text string) []byte {
+	b = append(b, `{"type":"text","text":`...)
+	b = jsonw.String(b, text)
+	return append(b, '}')
+}
+
+// appendURL appends p's URL, or its inline data as a data URL, as a JSON
+// string.
+func appendURL(b []byte, p *llm.Part) []byte {
+	if p.URL != "" {
+		return jsonw.String(b, p.URL)
+	}
+	return jsonw.String(b, dataURL(p))
+}
+
+// dataURL is "data:<media type>;base64,<data>".
+func dataURL(p *llm.Part) string { return "data:" + p.MediaType + ";base64," + p.Data }
