@@ -420,15 +420,21 @@ func (w *walk) complete(ctx context.Context, t *Target, req *llm.Request, lim li
 	return resp, wt.explain(err)
 }
 
-// estimate is the usage req would bill at t, for the extra-cost ceiling:
-// about four characters a token in, and the output cap out (the request's,
-// else the target's, else 1024).
+// estimate is the usage req would bill at t, for the extra-cost ceiling
+// and the context check: about four characters of text a token in
+// (content, tool arguments, text parts; not images or documents), and the
+// output cap out (the request's, else the target's, else 1024).
 func estimate(req *llm.Request, t *Target) llm.Usage {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)
 		for _, tc := range m.ToolCalls {
 			chars += len(tc.Arguments)
+		}
+		for _, p := range m.Parts {
+			// Text counts as text; an image, a document or audio is priced
+			// by each provider its own way: not estimated.
+			chars += len(p.Text)
 		}
 	}
 	out := req.MaxTokens
