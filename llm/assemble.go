@@ -32,6 +32,9 @@ func Assemble(s Stream) (*Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		if c.Raw != "" {
+			c = c.Clone() // its names are kept: see Chunk
+		}
 		if out.ID == "" {
 			out.ID = c.ID
 		}

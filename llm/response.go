@@ -1,5 +1,7 @@
 package llm
 
+import "strings"
+
 // FinishReason says why the model stopped, in detour's canonical words.
 type FinishReason string
 
@@ -46,6 +48,13 @@ type ToolCallDelta struct {
 }
 
 // Chunk is one piece of a streamed answer.
+//
+// A chunk that has Raw set (a stream of a request sent raw) may borrow
+// its stream's read buffer: Raw, Content and the tool call fragments hold
+// until the next call to the stream's Next or Close, which may write over
+// them, so that a long stream makes no garbage per event. A caller that
+// keeps such a chunk longer keeps c.Clone(). Every other field, and every
+// field of a chunk without Raw, is a value of its own.
 type Chunk struct {
 	// ID and Model are set when the provider sent them.
 	ID    string `json:"id,omitempty"`
@@ -67,6 +76,26 @@ type Chunk struct {
 	// the same dialect can be given the stream as it was.
 	Raw   string `json:"-"`
 	Event string `json:"-"`
+}
+
+// Clone returns c with strings of its own: a chunk that may borrow its
+// stream's buffer (see Chunk), made safe to keep.
+func (c Chunk) Clone() Chunk {
+	c.Raw = strings.Clone(c.Raw)
+	c.Content = strings.Clone(c.Content)
+	if c.ToolCalls != nil {
+		tc := make([]ToolCallDelta, len(c.ToolCalls))
+		for i, d := range c.ToolCalls {
+			d.ID, d.Name, d.Arguments = strings.Clone(d.ID), strings.Clone(d.Name), strings.Clone(d.Arguments)
+			tc[i] = d
+		}
+		c.ToolCalls = tc
+	}
+	if c.Usage != nil {
+		u := *c.Usage
+		c.Usage = &u
+	}
+	return c
 }
 
 // Stream is a streamed answer. Next returns io.EOF after the provider's

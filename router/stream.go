@@ -85,6 +85,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 		if err != nil {
 			inner.Close()
 			wt.stop()
+			s.stopIdle()
 			cancel(nil)
 			if err == io.EOF {
 				err = fmt.Errorf("stream ended with no output: %w", llm.ErrStreamTruncated)
@@ -97,8 +98,12 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			// closed and is never routed around.
 			inner.Close()
 			wt.stop()
+			s.stopIdle()
 			cancel(nil)
 			return nil, refusal()
+		}
+		if c.Raw != "" {
+			c = c.Clone() // held while the next chunks are read: see llm.Chunk
 		}
 		s.pending = append(s.pending, c)
 		if committed(c) && !s.flowing {
@@ -150,10 +155,17 @@ type routedStream struct {
 	once sync.Once // guards the final record
 	err  error     // sticky final error
 
-	// idleTimer ends the attempt when the target sends nothing for idle
-	// once output started; made at the first read that has to wait,
-	// re-armed by each such read. stalled says it fired.
+	// idleTimer ends the attempt when a read waits idle for the target;
+	// made at the first output, it looks at waitFrom no more often than
+	// every idle, so a read costs a clock reading, not a timer reset.
+	// waitFrom is when the read in progress began (time since epoch, plus
+	// one; 0: no read waits). idleMu orders the timer's re-arming with its
+	// stop at the end; idleDone says it stopped. stalled says it fired.
 	idleTimer *time.Timer
+	idleMu    sync.Mutex
+	idleDone  bool
+	epoch     time.Time
+	waitFrom  atomic.Int64
 	stalled   atomic.Bool
 }
 
@@ -161,27 +173,57 @@ type routedStream struct {
 // reports false when a limit fired first.
 func (s *routedStream) flow() bool {
 	s.flowing = s.watch.flowing()
+	if s.flowing && s.idle > 0 {
+		s.idleMu.Lock()
+		s.epoch = time.Now()
+		s.idleTimer = time.AfterFunc(s.idle, s.checkIdle)
+		s.idleMu.Unlock()
+	}
 	return s.flowing
+}
+
+// checkIdle runs on the idle timer: it ends the attempt when the read in
+// progress has waited idle, else looks again when it would have.
+func (s *routedStream) checkIdle() {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if s.idleDone {
+		return
+	}
+	next := s.idle
+	if from := s.waitFrom.Load(); from > 0 {
+		waited := time.Since(s.epoch) - time.Duration(from-1)
+		if waited >= s.idle {
+			s.idleDone = true
+			s.stalled.Store(true)
+			s.cancel(&llm.LimitError{Err: llm.ErrStreamStalled, Limit: s.idle})
+			return
+		}
+		next = s.idle - waited
+	}
+	s.idleTimer.Reset(next)
+}
+
+// stopIdle stops the idle timer for good.
+func (s *routedStream) stopIdle() {
+	s.idleMu.Lock()
+	s.idleDone = true
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.idleMu.Unlock()
 }
 
 // pull reads the next chunk from the target, timing the gap once output
 // started, and explains an error a limit caused.
 func (s *routedStream) pull() (llm.Chunk, error) {
-	// A chunk the target already sent cannot stall: no timer for it.
-	armed := s.flowing && s.idle > 0 && !llm.Ready(s.inner)
-	if armed {
-		if s.idleTimer == nil {
-			s.idleTimer = time.AfterFunc(s.idle, func() {
-				s.stalled.Store(true)
-				s.cancel(&llm.LimitError{Err: llm.ErrStreamStalled, Limit: s.idle})
-			})
-		} else {
-			s.idleTimer.Reset(s.idle)
-		}
+	timed := s.flowing && s.idle > 0
+	if timed {
+		s.waitFrom.Store(int64(time.Since(s.epoch)) + 1)
 	}
 	c, err := s.inner.Next()
-	if armed {
-		s.idleTimer.Stop()
+	if timed {
+		s.waitFrom.Store(0)
 	}
 	if err != nil && err != io.EOF {
 		if s.stalled.Load() {
@@ -251,6 +293,7 @@ func (s *routedStream) Close() error {
 func (s *routedStream) finish(err error) {
 	s.once.Do(func() {
 		s.watch.stop()
+		s.stopIdle()
 		w, a := s.w, s.attempt
 		now := w.clk.Now()
 		a.Duration = now.Sub(s.start)

@@ -82,6 +82,7 @@ type options struct {
 	quiet            float64
 	out              string
 	bin              string
+	detourArgs       string
 	keep             bool
 	perf             bool
 	perfConns        int
@@ -116,6 +117,7 @@ func main() {
 		"before each one, and run it once more (keeping the quieter) when exceeded; 0 turns this off")
 	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
 	flag.StringVar(&o.bin, "bin", "", "directory holding prebuilt detour, upstream and revproxy binaries (default: build them)")
+	flag.StringVar(&o.detourArgs, "detour-args", "", "extra arguments for every `detour serve`, space-separated (with -bin holding a `make build-pprof` detour: \"--pprof 127.0.0.1:6060\")")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, config, logs, ledgers, profiles)")
 	flag.BoolVar(&o.perf, "perf", false, "after the matrix, profile detour serve under load with perf(1), if installed")
 	flag.IntVar(&o.perfConns, "perf-conns", 32, "connections of the -perf runs")
@@ -483,7 +485,14 @@ func chatBody(model string, stream bool, n int) []byte {
 // means none.
 func (b *bench) startDetour(tag, ledger string) (*proc, error) {
 	return startProc("detour serve", filepath.Join(b.dir, tag+".log"), b.bins["detour"],
-		"serve", "--config", b.cfgPath, "--listen", "127.0.0.1:0", "--ledger", ledger, "--log-level", "warn")
+		b.serveArgs(b.cfgPath, ledger)...)
+}
+
+// serveArgs returns the arguments of `detour serve` with config cfg and
+// ledger ("-": none), listening on a free loopback port.
+func (b *bench) serveArgs(cfg, ledger string) []string {
+	return append([]string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--ledger", ledger, "--log-level", "warn"},
+		strings.Fields(b.opt.detourArgs)...)
 }
 
 // resetUpstream makes the upstream forget the requests it has seen.

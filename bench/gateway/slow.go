@@ -164,8 +164,7 @@ func (b *bench) slowRunOne(sys string, n int, cfg string) (*slowRun, error) {
 	if sys == sysProxy {
 		sut, err = startProc("revproxy", logPath, b.bins["revproxy"], "-upstream", b.up.url+"/slow")
 	} else {
-		sut, err = startProc("detour serve", logPath, b.bins["detour"],
-			"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--ledger", "-", "--log-level", "warn")
+		sut, err = startProc("detour serve", logPath, b.bins["detour"], b.serveArgs(cfg, "-")...)
 	}
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -98,6 +99,8 @@ type stream struct {
 	sawFinish bool
 	// raw is set for a request sent raw: every chunk keeps its data.
 	raw bool
+	// id and model are the last chunk's, reused while they repeat.
+	id, model string
 	// cc and scratch are reused by every chunk (see decodeChunk), so the
 	// common chunk allocates no struct graph.
 	cc      chatChunk
@@ -117,34 +120,43 @@ func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 // so that Next returns without reading the body; see llm.Readier.
 func (s *stream) Ready() bool { return s.r.Ready() }
 
-// decode reads events up to the next chunk.
+// decode reads events up to the next chunk. For a request sent raw the
+// chunk borrows the reader's buffer (see llm.Chunk): its Raw, Content and
+// tool call fragments hold until the next call, and a long stream makes
+// no garbage per event; ID and Model are kept as strings of their own.
 func (s *stream) decode() (llm.Chunk, error) {
 	for {
-		ev, err := s.r.Next()
+		ev, err := s.r.NextView()
 		if err != nil {
 			return llm.Chunk{}, s.endError(err)
 		}
-		data := strings.TrimSpace(ev.Data)
+		raw := bytes.TrimSpace(ev.Data)
 		if ev.Event == "error" {
-			return llm.Chunk{}, s.frameError([]byte(data), "error event in stream")
+			return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error event in stream")
 		}
-		if data == "" {
+		if len(raw) == 0 {
 			continue
 		}
-		if data == "[DONE]" {
+		if string(raw) == "[DONE]" {
 			return llm.Chunk{}, io.EOF
+		}
+		var data string
+		if s.raw {
+			data = exchange.Borrow(raw)
+		} else {
+			data = string(raw)
 		}
 		cc, err := s.decodeChunk(data)
 		if err != nil {
 			if s.r.Incomplete() {
 				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 			}
-			return llm.Chunk{}, malformed(s.header, []byte(data), llm.PhaseStream, "stream chunk", err)
+			return llm.Chunk{}, malformed(s.header, bytes.Clone(raw), llm.PhaseStream, "stream chunk", err)
 		}
 		if present(cc.Error) || cc.Object == "error" {
-			return llm.Chunk{}, s.frameError([]byte(data), "error frame in stream")
+			return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error frame in stream")
 		}
-		c := llm.Chunk{ID: cc.ID, Model: cc.Model, Usage: cc.Usage.canonical()}
+		c := llm.Chunk{ID: s.own(&s.id, cc.ID), Model: s.own(&s.model, cc.Model), Usage: cc.Usage.canonical()}
 		if s.raw {
 			c.Raw = data
 		}
@@ -153,15 +165,33 @@ func (s *stream) decode() (llm.Chunk, error) {
 		}
 		if ch := firstChoice(cc.Choices); ch != nil {
 			if ch.FinishReason == "error" {
-				return llm.Chunk{}, s.frameError([]byte(data), `stream ended with finish_reason "error"`)
+				return llm.Chunk{}, s.frameError(bytes.Clone(raw), `stream ended with finish_reason "error"`)
 			}
 			fillDelta(&c, ch)
+			if s.raw {
+				c.Role = llm.Role(strings.Clone(string(c.Role)))
+				c.FinishReason = llm.FinishReason(strings.Clone(string(c.FinishReason)))
+			}
 			if c.FinishReason != "" {
 				s.sawFinish = true
 			}
 		}
 		return c, nil
 	}
+}
+
+// own returns v as a string of its own: *last when v equals it (a stream
+// names the same id and model on every chunk), else a copy kept in *last.
+func (s *stream) own(last *string, v string) string {
+	if v == *last {
+		return *last
+	}
+	if !s.raw {
+		*last = v
+		return v
+	}
+	*last = strings.Clone(v)
+	return *last
 }
 
 // decodeChunk decodes one chunk's JSON as json.Unmarshal into a zero

@@ -49,8 +49,9 @@ func StreamSeeds(f *testing.F) [][]byte {
 }
 
 // Drain reads a stream to its end and returns the chunks and the final
-// error (io.EOF for a complete end). It fails the test when the stream
-// gives 100000 chunks without ending.
+// error (io.EOF for a complete end), each chunk cloned (a raw stream's
+// borrow the stream's buffer: see llm.Chunk). It fails the test when the
+// stream gives 100000 chunks without ending.
 func Drain(t testing.TB, st llm.Stream) ([]llm.Chunk, error) {
 	t.Helper()
 	var out []llm.Chunk
@@ -59,7 +60,7 @@ func Drain(t testing.TB, st llm.Stream) ([]llm.Chunk, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, c)
+		out = append(out, c.Clone())
 	}
 	t.Fatal("stream never ended")
 	return nil, nil

@@ -1,0 +1,86 @@
+package openai
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// repeatReader yields prefix once, then ev for ever.
+type repeatReader struct {
+	prefix, ev string
+	off        int
+	started    bool
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if !r.started {
+		r.started = true
+		return copy(p, r.prefix), nil
+	}
+	n := 0
+	for n < len(p) {
+		m := copy(p[n:], r.ev[r.off:])
+		n += m
+		r.off = (r.off + m) % len(r.ev)
+	}
+	return n, nil
+}
+
+const (
+	roleEvent    = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4.1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
+	contentEvent = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4.1","choices":[{"index":0,"delta":{"content":"word "},"finish_reason":null}]}` + "\n\n"
+)
+
+// A raw stream's chunks borrow the reader's buffer: what they keep past
+// the next Next (ID, Model, Role) is theirs; Raw and Content hold until
+// then, and Clone keeps them.
+func TestStream_RawChunksBorrowOnlyWhatTheyMay(t *testing.T) {
+	body := roleEvent + strings.Replace(contentEvent, `"model":"gpt-4.1"`, `"model":"gpt-4.1-mini"`, 1) + contentEvent
+	s := newStream(io.NopCloser(strings.NewReader(body)), nil, "")
+	s.raw = true
+	first, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := first.Clone()
+	second, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ID != "chatcmpl-1" || first.Model != "gpt-4.1" || first.Role != "assistant" {
+		t.Errorf("after the next chunk, the first's id %q model %q role %q: they must not borrow", first.ID, first.Model, first.Role)
+	}
+	if kept.Raw != strings.TrimPrefix(strings.TrimSpace(roleEvent), "data: ") {
+		t.Errorf("cloned Raw changed under the next chunk: %q", kept.Raw)
+	}
+	if second.Model != "gpt-4.1-mini" || second.Content != "word " {
+		t.Errorf("second chunk: model %q content %q", second.Model, second.Content)
+	}
+	third, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Model != "gpt-4.1-mini" || third.Model != "gpt-4.1" {
+		t.Errorf("models %q, %q: a change of model must give a string of its own", second.Model, third.Model)
+	}
+}
+
+// A raw stream, the gateway's same-dialect pass-through, makes no garbage
+// per event: thousands of slow streams then cost no garbage collections.
+func TestStream_RawMakesNoGarbagePerEvent(t *testing.T) {
+	s := newStream(io.NopCloser(&repeatReader{prefix: roleEvent, ev: contentEvent}), nil, "")
+	s.raw = true
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		c, err := s.Next()
+		if err != nil || c.Content != "word " {
+			t.Fatalf("Next = %+v, %v", c, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
+	}
+}
