@@ -116,7 +116,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	}
 	if ae == nil {
 		c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
-		c.cr.req.Needs = needsOf(d, buf.Bytes())
+		c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
 	}
 	if ae == nil {
 		ae = c.resolve()

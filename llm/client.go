@@ -17,3 +17,13 @@ type Client interface {
 type Carrier interface {
 	Carries(need string) bool
 }
+
+// Fitter is the optional interface of a Client that can say, for a
+// request translated into its dialect, what it cannot send together:
+// missing are asks it cannot honour beside the others (the target is then
+// skipped), dropped are fields it leaves out for them (the answer is then
+// degraded and names them). Anthropic's extended thinking, for one, takes
+// no temperature and no forced tool.
+type Fitter interface {
+	Fit(req *Request) (missing, dropped []string)
+}

@@ -80,6 +80,9 @@ type Request struct {
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// Stream asks for a streamed answer.
 	Stream bool `json:"stream,omitempty"`
+	// Reasoning, when set, asks a model that reasons for an effort or a
+	// thinking budget (the client's reasoning_effort or thinking).
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
 	// Needs names what the request carries beyond the fields above, or
 	// in them but not carried by every dialect, as its client's surface
 	// read it ("n", "logprobs", "cache_control", "thinking", the images,
@@ -151,6 +154,9 @@ var droppable = map[string]bool{
 	"presence_penalty": true, "frequency_penalty": true, "top_k": true, "cache_control": true,
 	"prompt_cache_key": true, "safety_identifier": true, "parallel_tool_calls": true,
 	NeedImageDetail: true, NeedDocumentTitle: true,
+	// Sampling a target leaves out only beside what it cannot have with
+	// it (Anthropic's thinking: Fitter).
+	"temperature": true, "top_p": true,
 }
 
 // Droppable reports whether a target of another dialect may leave need

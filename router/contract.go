@@ -20,14 +20,26 @@ import (
 // skipped); dropped what it goes without (the answer is then degraded and
 // says so).
 func contract(t *Target, req *llm.Request, route *Route) (missing, dropped []string) {
-	if len(req.Needs) > 0 && (req.Raw == nil || req.Raw.Dialect != t.Dialect) {
+	translated := req.Raw == nil || req.Raw.Dialect != t.Dialect
+	if len(req.Needs) > 0 && translated {
 		c, _ := t.Client.(llm.Carrier)
 		for _, n := range req.Needs {
 			switch {
-			case c != nil && c.Carries(n):
+			case c != nil && c.Carries(n) && (!reasoningNeed(n) || slices.Contains(t.Offers, "reasoning")):
 			case req.Required(n):
 				missing = append(missing, n)
 			default:
+				dropped = append(dropped, n)
+			}
+		}
+	}
+	if f, ok := t.Client.(llm.Fitter); ok && translated {
+		m, d := f.Fit(req)
+		missing = append(missing, m...)
+		for _, n := range d {
+			if req.Required(n) {
+				missing = append(missing, n)
+			} else {
 				dropped = append(dropped, n)
 			}
 		}
@@ -58,6 +70,13 @@ func contract(t *Target, req *llm.Request, route *Route) (missing, dropped []str
 	return missing, dropped
 }
 
+// reasoningNeed reports whether need is a client's ask for reasoning in
+// its dialect's words. Translated for another dialect it goes only to a
+// target that declares it reasons (offers: [reasoning]): a model that
+// does not would refuse the field with a 400, which fails the request
+// closed instead of trying the next target.
+func reasoningNeed(need string) bool { return need == "thinking" || need == "reasoning_effort" }
+
 // capabilities are what req uses that a target may not offer, in the
 // words of Target.Offers: images, documents, audio, tools, json_schema,
 // reasoning.
@@ -73,6 +92,9 @@ func capabilities(req *llm.Request) []string {
 	}
 	if len(req.ResponseFormat) > 0 && string(req.ResponseFormat) != "null" {
 		add("json_schema")
+	}
+	if !req.Reasoning.Off() {
+		add("reasoning")
 	}
 	for _, n := range req.Needs {
 		switch {

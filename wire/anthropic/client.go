@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -58,10 +59,45 @@ var _ llm.Client = (*Client)(nil)
 // by URL and plain text, with their titles.
 func (c *Client) Carries(need string) bool { return carried[need] }
 
+// Fit implements llm.Fitter: what a request translated for Anthropic
+// cannot have beside its reasoning. Thinking and a forced tool (a
+// tool_choice of any or one tool, or the tool structured output is
+// forced into) cannot go together; thinking takes no temperature and a
+// top_p of 0.95 or more only, so those are dropped.
+func (c *Client) Fit(req *llm.Request) (missing, dropped []string) {
+	if req.Reasoning.Off() {
+		return nil, nil
+	}
+	if _, forced := structuredOf(req); forced || forcesTool(req.ToolChoice) {
+		missing = append(missing, "reasoning with a forced tool")
+	}
+	if req.Temperature != nil {
+		dropped = append(dropped, "temperature")
+	}
+	if p := req.TopP; p != nil && *p < 0.95 {
+		dropped = append(dropped, "top_p")
+	}
+	return missing, dropped
+}
+
+// forcesTool reports whether tool_choice (either dialect's shape) makes
+// the model call a tool.
+func forcesTool(raw json.RawMessage) bool {
+	tc, err := encodeToolChoice(raw)
+	if err != nil || tc == nil {
+		return false
+	}
+	var v struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(tc, &v) == nil && (v.Type == "any" || v.Type == "tool")
+}
+
 // carried are the needs Carries says yes to.
 var carried = map[string]bool{
-	"response_format": true,
-	llm.NeedImage:     true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
+	"reasoning_effort": true,
+	"response_format":  true,
+	llm.NeedImage:      true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
 	llm.NeedDocument: true, llm.NeedDocument + " (text/plain)": true, llm.NeedDocumentURL: true,
 	llm.NeedDocumentTitle: true,
 }

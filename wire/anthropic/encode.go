@@ -32,7 +32,17 @@ type messagesRequest struct {
 	Temperature   *float64        `json:"temperature,omitempty"`
 	TopP          *float64        `json:"top_p,omitempty"`
 	Stream        bool            `json:"stream,omitempty"`
+	Thinking      *thinking       `json:"thinking,omitempty"`
 }
+
+// thinking turns on extended thinking within a budget of tokens.
+type thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+// minThinkingBudget is the smallest budget_tokens the Messages API takes.
+const minThinkingBudget = 1024
 
 // turn is one message of a request: a role and its content, a string for
 // a turn of a single text block, else a []block.
@@ -106,6 +116,11 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 //     Temperature passes through, capped at 1.0 (OpenAI's range goes to 2,
 //     Anthropic's stops at 1: a request valid elsewhere must not fail
 //     closed here as invalid);
+//   - Reasoning becomes thinking {type: enabled, budget_tokens} (an effort
+//     by its llm.Reasoning.BudgetTokens, at least 1,024); when max_tokens
+//     is not above the budget the budget is added to it, as Anthropic
+//     counts thinking within max_tokens; temperature, and a top_p under
+//     0.95, are then left out: thinking takes neither (Client.Fit);
 //   - Name (an author name) has no Anthropic equivalent and is not sent;
 //   - ResponseFormat (json_schema, json_object) without tools becomes a
 //     tool whose input_schema is the schema, forced with tool_choice, the
@@ -139,6 +154,19 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	if t := req.Temperature; t != nil && *t > maxTemperature {
 		capped := maxTemperature
 		body.Temperature = &capped
+	}
+	if r := req.Reasoning; !r.Off() {
+		budget := max(r.BudgetTokens(), minThinkingBudget)
+		body.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
+		if body.MaxTokens <= budget {
+			body.MaxTokens += budget // the budget counts within max_tokens: the answer keeps its own
+		}
+		// Thinking takes no temperature and a top_p of 0.95 or more only
+		// (Client.Fit reports them dropped).
+		body.Temperature = nil
+		if p := body.TopP; p != nil && *p < 0.95 {
+			body.TopP = nil
+		}
 	}
 	var system []string
 	for i := range req.Messages {

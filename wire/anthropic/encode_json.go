@@ -87,6 +87,13 @@ func (r *messagesRequest) appendJSON(b []byte) ([]byte, error) {
 	if r.Stream {
 		b = append(b, `,"stream":true`...)
 	}
+	if t := r.Thinking; t != nil {
+		b = append(b, `,"thinking":{"type":`...)
+		b = jsonw.String(b, t.Type)
+		b = append(b, `,"budget_tokens":`...)
+		b = jsonw.Int(b, t.BudgetTokens)
+		b = append(b, '}')
+	}
 	return append(b, '}'), nil
 }
 

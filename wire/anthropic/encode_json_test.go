@@ -41,6 +41,9 @@ func FuzzAppendJSONMatchesEncoder(f *testing.F) {
 		if shape&128 != 0 {
 			r.TopP = &temp
 		}
+		if stream && shape&1 != 0 {
+			r.Thinking = &thinking{Type: id, BudgetTokens: maxTokens}
+		}
 		if media != 0 {
 			// Image and document blocks: each source field set or not
 			// by a bit of media.

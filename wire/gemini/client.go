@@ -59,6 +59,7 @@ func (c *Client) Carries(need string) bool { return carried[need] }
 
 // carried are the needs Carries says yes to.
 var carried = map[string]bool{
+	"reasoning_effort": true, "thinking": true,
 	"response_format": true,
 	llm.NeedImage:     true, llm.NeedImage + " (image/heic)": true, llm.NeedImage + " (image/heif)": true,
 	llm.NeedDocument: true, llm.NeedDocument + " (text/plain)": true, llm.NeedAudio: true,

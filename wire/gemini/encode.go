@@ -91,6 +91,13 @@ type generationConfig struct {
 	MaxOutputTokens  int             `json:"maxOutputTokens,omitempty"`
 	Temperature      *float64        `json:"temperature,omitempty"`
 	TopP             *float64        `json:"topP,omitempty"`
+	ThinkingConfig   *thinkingConfig `json:"thinkingConfig,omitempty"`
+}
+
+// thinkingConfig sets a thinking model's budget of thought tokens (0:
+// none, on the models that allow it).
+type thinkingConfig struct {
+	ThinkingBudget int `json:"thinkingBudget"`
 }
 
 // SkipSignature is the thoughtSignature EncodeRequest puts on replayed
@@ -144,7 +151,9 @@ const SkipSignature = "skip_thought_signature_validator"
 // generationConfig carries MaxTokens (maxOutputTokens), Temperature, TopP,
 // Stop (stopSequences) and ResponseFormat: json_object is responseMimeType
 // "application/json", json_schema adds its schema as responseSchema
-// (sanitized), text is nothing. Unset fields are omitted.
+// (sanitized), text is nothing. Reasoning becomes
+// thinkingConfig.thinkingBudget (an effort by its
+// llm.Reasoning.BudgetTokens; none is 0). Unset fields are omitted.
 func EncodeRequest(req *llm.Request) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("gemini: nil request")
@@ -204,8 +213,11 @@ func EncodeRequest(req *llm.Request) ([]byte, error) {
 	if gc.ResponseMimeType, gc.ResponseSchema, err = encodeResponseFormat(req.ResponseFormat); err != nil {
 		return nil, fmt.Errorf("gemini: response_format: %w", err)
 	}
+	if r := req.Reasoning; r != nil && (r.Effort != "" || r.Budget > 0) {
+		gc.ThinkingConfig = &thinkingConfig{ThinkingBudget: r.BudgetTokens()}
+	}
 	if len(gc.StopSequences) > 0 || gc.ResponseMimeType != "" || gc.MaxOutputTokens > 0 ||
-		gc.Temperature != nil || gc.TopP != nil {
+		gc.Temperature != nil || gc.TopP != nil || gc.ThinkingConfig != nil {
 		body.GenerationConfig = &gc
 	}
 	// No HTML escaping: prompts go out byte for byte ("<" stays "<").

@@ -14,7 +14,8 @@ import (
 // (stream_options.include_usage). Unset fields are omitted: no tools, no
 // tool_choice, max_tokens 0, nil temperature and top_p, no stop sequences,
 // no response_format. ToolChoice and ResponseFormat are passed through as
-// they are and must be valid JSON.
+// they are and must be valid JSON. Reasoning becomes reasoning_effort (a
+// budget by its llm.Reasoning.EffortLevel).
 //
 // Messages map one to one: system, user and assistant turns carry their
 // content (an assistant turn with tool calls and no text sends
@@ -87,6 +88,10 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 		if b, err = jsonw.Float(b, *req.Temperature); err != nil {
 			return nil, encodeError("temperature", err)
 		}
+	}
+	if r := req.Reasoning; r != nil && (r.Effort != "" || r.Budget > 0) {
+		b = append(b, `,"reasoning_effort":`...)
+		b = jsonw.String(b, r.EffortLevel())
 	}
 	if req.TopP != nil {
 		b = append(b, `,"top_p":`...)
