@@ -318,9 +318,20 @@ func appendAnthropicMessage(b []byte, c *call, resp *llm.Response) []byte {
 	return append(b, "}\n"...)
 }
 
+// appendAnthropicUsage appends u in Anthropic's words: input_tokens are
+// the prompt tokens the cache neither served nor stored, counted apart in
+// cache_read_input_tokens and cache_creation_input_tokens.
 func appendAnthropicUsage(b []byte, u llm.Usage) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, u.InputTokens)
+	b = appendInt(b, max(0, u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens))
+	if u.CacheWriteTokens > 0 {
+		b = append(b, `,"cache_creation_input_tokens":`...)
+		b = appendInt(b, u.CacheWriteTokens)
+	}
+	if u.CacheReadTokens > 0 {
+		b = append(b, `,"cache_read_input_tokens":`...)
+		b = appendInt(b, u.CacheReadTokens)
+	}
 	b = append(b, `,"output_tokens":`...)
 	b = appendInt(b, u.OutputTokens)
 	return append(b, '}')

@@ -120,15 +120,7 @@ func TestAnthropic_ToolUse(t *testing.T) {
 	}
 
 	stream := client.Messages.NewStreaming(ctx(t), params)
-	var acc anthropic.Message
-	for stream.Next() {
-		if err := acc.Accumulate(stream.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc := accumulate(t, stream)
 	if len(acc.Content) != 1 || acc.Content[0].Name != "get_weather" || string(acc.Content[0].Input) != string(msg.Content[0].Input) ||
 		acc.StopReason != anthropic.StopReasonToolUse {
 		t.Errorf("streamed %s", acc.RawJSON())

@@ -418,6 +418,9 @@ func appendOpenAICompletion(b []byte, c *call, resp *llm.Response) []byte {
 	return append(b, "}\n"...)
 }
 
+// appendOpenAIUsage appends u in OpenAI's words: the prompt counts the
+// cached tokens too, and prompt_tokens_details.cached_tokens says how many
+// the cache served.
 func appendOpenAIUsage(b []byte, u llm.Usage) []byte {
 	b = append(b, `{"prompt_tokens":`...)
 	b = appendInt(b, u.InputTokens)
@@ -425,6 +428,11 @@ func appendOpenAIUsage(b []byte, u llm.Usage) []byte {
 	b = appendInt(b, u.OutputTokens)
 	b = append(b, `,"total_tokens":`...)
 	b = appendInt(b, u.InputTokens+u.OutputTokens)
+	if u.CacheReadTokens > 0 {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = appendInt(b, u.CacheReadTokens)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

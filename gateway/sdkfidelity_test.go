@@ -155,15 +155,7 @@ func TestSDK_AnthropicPromptCachingCounters(t *testing.T) {
 		"\"usage\":{\"output_tokens\":503}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 	rec.answerWith([]byte(stream), "text/event-stream")
 	st := c.Messages.NewStreaming(context.Background(), params)
-	var acc anthropic.Message
-	for st.Next() {
-		if err := acc.Accumulate(st.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc := accumulate(t, st)
 	if acc.Usage.CacheReadInputTokens != 1800 || acc.Usage.CacheCreationInputTokens != 248 || acc.Usage.InputTokens != 2048 ||
 		acc.Usage.OutputTokens != 503 {
 		t.Errorf("the SDK accumulated usage %+v from the stream", acc.Usage)
@@ -296,15 +288,7 @@ func TestSDK_AnthropicStreamFromAnotherDialectCountsInput(t *testing.T) {
 	c := anthropic.NewClient(anthropicopt.WithBaseURL(ts.URL), anthropicopt.WithAPIKey("unused"), anthropicopt.WithMaxRetries(0))
 	st := c.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "up/gpt-4o", MaxTokens: 64,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
-	var acc anthropic.Message
-	for st.Next() {
-		if err := acc.Accumulate(st.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc := accumulate(t, st)
 	if acc.Usage.InputTokens != 37 || acc.Usage.OutputTokens != 1 {
 		t.Errorf("usage %+v: want the upstream's 37 input tokens", acc.Usage)
 	}

@@ -76,6 +76,11 @@ type Record struct {
 	// ones, on a failure too); 0 when unknown.
 	TokensIn  int `json:"tokens_in"`
 	TokensOut int `json:"tokens_out"`
+	// TokensCacheRead and TokensCacheWrite are the input tokens the
+	// provider's prompt cache served and stored (part of TokensIn);
+	// omitted when 0.
+	TokensCacheRead  int `json:"tokens_cache_read,omitempty"`
+	TokensCacheWrite int `json:"tokens_cache_write,omitempty"`
 	// Seconds is how long the attempt took.
 	Seconds float64 `json:"seconds"`
 	// WaitSeconds is the wait the router took after this attempt, before

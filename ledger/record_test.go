@@ -15,6 +15,7 @@ import (
 var allowedFields = []string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt",
 	"failover", "status", "kind", "scope", "action", "dropped", "tokens_in", "tokens_out",
+	"tokens_cache_read", "tokens_cache_write",
 	"seconds", "wait_seconds", "retry_after_s", "cost", "reason",
 }
 

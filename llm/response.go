@@ -19,8 +19,17 @@ const (
 
 // Usage counts tokens of one exchange.
 type Usage struct {
+	// InputTokens are all the prompt's tokens, those the cache served or
+	// stored included.
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// CacheReadTokens are the input tokens the provider's prompt cache
+	// served (OpenAI's prompt_tokens_details.cached_tokens, Anthropic's
+	// cache_read_input_tokens, Gemini's cachedContentTokenCount).
+	CacheReadTokens int `json:"cache_read_tokens,omitempty"`
+	// CacheWriteTokens are the input tokens written to the cache
+	// (Anthropic's cache_creation_input_tokens).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // Response is one complete answer.

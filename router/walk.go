@@ -509,6 +509,7 @@ func (w *walk) record(a Attempt) {
 		Hop: a.Hop, Attempt: a.N, Failover: a.Failover,
 		Status: a.Status, Kind: string(a.Kind), Action: string(a.Action),
 		TokensIn: a.Usage.InputTokens, TokensOut: a.Usage.OutputTokens,
+		TokensCacheRead: a.Usage.CacheReadTokens, TokensCacheWrite: a.Usage.CacheWriteTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
 		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped,
 	}

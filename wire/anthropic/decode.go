@@ -102,7 +102,8 @@ func (t *tally) canonical() *llm.Usage {
 	if !t.seen {
 		return nil
 	}
-	return &llm.Usage{InputTokens: t.input + t.cacheWrite + t.cacheRead, OutputTokens: t.output}
+	return &llm.Usage{InputTokens: t.input + t.cacheWrite + t.cacheRead, OutputTokens: t.output,
+		CacheReadTokens: t.cacheRead, CacheWriteTokens: t.cacheWrite}
 }
 
 // finishReason maps a stop_reason to the canonical finish reason:

@@ -70,7 +70,7 @@ func TestDecodeResponse_Bodies(t *testing.T) {
 				Message: llm.Message{Role: llm.RoleAssistant, Content: "Let me check both.", ToolCalls: []llm.ToolCall{
 					{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: `{"location":"San Francisco, CA","unit":"celsius"}`},
 					{ID: "toolu_01B", Name: "now", Arguments: "{}"}}},
-				FinishReason: llm.FinishToolCalls, Usage: llm.Usage{InputTokens: 2095 + 100 + 1000, OutputTokens: 503}},
+				FinishReason: llm.FinishToolCalls, Usage: llm.Usage{InputTokens: 2095 + 100 + 1000, OutputTokens: 503, CacheReadTokens: 1000, CacheWriteTokens: 100}},
 		},
 		{
 			name: "empty content", body: `{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":"end_turn"}`,

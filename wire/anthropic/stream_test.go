@@ -100,7 +100,7 @@ func TestDecodeStream_Fixtures(t *testing.T) {
 		{
 			file: "cache_usage.sse",
 			want: chunks("msg_01MessageDeltaFields00000001", "claude-sonnet-4-5",
-				role, text("Hello there!"), finish(llm.FinishStop, &llm.Usage{InputTokens: 40 + 12 + 7, OutputTokens: 8})),
+				role, text("Hello there!"), finish(llm.FinishStop, &llm.Usage{InputTokens: 40 + 12 + 7, OutputTokens: 8, CacheReadTokens: 7, CacheWriteTokens: 12})),
 		},
 		{
 			file: "thinking.sse",

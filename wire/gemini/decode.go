@@ -78,6 +78,9 @@ type usageMetadata struct {
 	CandidatesTokenCount    int `json:"candidatesTokenCount"`
 	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
 	ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount"`
+	// CachedContentTokenCount is the part of the prompt served from a
+	// context cache.
+	CachedContentTokenCount int `json:"cachedContentTokenCount"`
 }
 
 // canonical counts the prompt (and the results of Google's built-in
@@ -88,8 +91,9 @@ func (u *usageMetadata) canonical() *llm.Usage {
 		return nil
 	}
 	return &llm.Usage{
-		InputTokens:  u.PromptTokenCount + u.ToolUsePromptTokenCount,
-		OutputTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
+		InputTokens:     u.PromptTokenCount + u.ToolUsePromptTokenCount,
+		OutputTokens:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
+		CacheReadTokens: u.CachedContentTokenCount,
 	}
 }
 

@@ -64,8 +64,16 @@ func usage(p *jsonscan.Scanner, dst **chatUsage, mem *chatUsage) bool {
 				return seen.First(1) && nullableInt(p, &u.PromptTokens)
 			case "completion_tokens":
 				return seen.First(2) && nullableInt(p, &u.CompletionTokens)
+			case "prompt_tokens_details":
+				var inner jsonscan.Seen
+				return seen.First(4) && (p.Null() || p.Object(func(key string) bool {
+					if key == "cached_tokens" {
+						return inner.First(1) && nullableInt(p, &u.PromptTokensDetails.CachedTokens)
+					}
+					return p.SkipUnknown(key, "cached_tokens")
+				}))
 			}
-			return p.SkipUnknown(key, "prompt_tokens", "completion_tokens")
+			return p.SkipUnknown(key, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 		})
 	})
 }

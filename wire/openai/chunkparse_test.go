@@ -35,6 +35,9 @@ func FuzzChunkDecodeMatchesJSON(f *testing.F) {
 		`{"choices":[{"delta":null,"index":null}],"usage":null,"extra":{"a":[1,2,{"b":false}]}}`,
 		`{"choices":[{"delta":{"function_call":{"name":null,"arguments":null},"tool_calls":[{"index":-3}]}}]}`,
 		`{"Usage":{"prompt_tokens":1}}`, `{"usage":{"prompt_tokens":1,"prompt_tokens":2}}`, `{"x":"\q"}`,
+		`{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0}}}`,
+		`{"usage":{"prompt_tokens_details":{"cached_tokens":1,"cached_tokens":2}}}`, `{"usage":{"prompt_tokens_details":null}}`,
+		`{"usage":{"prompt_tokens_details":{"Cached_Tokens":3}}}`, `{"usage":{"prompt_tokens_details":{"cached_tokens":1},"prompt_tokens_details":{}}}`,
 	} {
 		f.Add(s)
 	}

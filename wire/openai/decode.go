@@ -74,13 +74,21 @@ type respFunction struct {
 type chatUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// PromptTokensDetails tells how many of the prompt tokens the
+	// provider's prompt cache served.
+	PromptTokensDetails promptTokensDetails `json:"prompt_tokens_details"`
+}
+
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 func (u *chatUsage) canonical() *llm.Usage {
 	if u == nil {
 		return nil
 	}
-	return &llm.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	return &llm.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+		CacheReadTokens: u.PromptTokensDetails.CachedTokens}
 }
 
 // textContent reads a message content that is a string, null, or (Mistral
