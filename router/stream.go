@@ -156,8 +156,9 @@ type routedStream struct {
 	err  error     // sticky final error
 
 	// idleTimer ends the attempt when a read waits idle for the target;
-	// made at the first output, it looks at waitFrom no more often than
-	// every idle, so a read costs a clock reading, not a timer reset.
+	// made at the first read after the first output that has to wait, it
+	// looks at waitFrom no more often than every idle, so a read costs a
+	// clock reading, not a timer reset.
 	// waitFrom is when the read in progress began (time since epoch, plus
 	// one; 0: no read waits). idleMu orders the timer's re-arming with its
 	// stop at the end; idleDone says it stopped. stalled says it fired.
@@ -173,13 +174,17 @@ type routedStream struct {
 // reports false when a limit fired first.
 func (s *routedStream) flow() bool {
 	s.flowing = s.watch.flowing()
-	if s.flowing && s.idle > 0 {
-		s.idleMu.Lock()
+	return s.flowing
+}
+
+// startIdle makes the idle timer, at the first read that has to wait.
+func (s *routedStream) startIdle() {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if !s.idleDone {
 		s.epoch = time.Now()
 		s.idleTimer = time.AfterFunc(s.idle, s.checkIdle)
-		s.idleMu.Unlock()
 	}
-	return s.flowing
 }
 
 // checkIdle runs on the idle timer: it ends the attempt when the read in
@@ -218,6 +223,13 @@ func (s *routedStream) stopIdle() {
 // started, and explains an error a limit caused.
 func (s *routedStream) pull() (llm.Chunk, error) {
 	timed := s.flowing && s.idle > 0
+	if timed && s.idleTimer == nil {
+		// A chunk the target already sent cannot stall: a stream whose
+		// reads never wait (a short answer sent at once) makes no timer.
+		if timed = !llm.Ready(s.inner); timed {
+			s.startIdle()
+		}
+	}
 	if timed {
 		s.waitFrom.Store(int64(time.Since(s.epoch)) + 1)
 	}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unsafe"
 
 	"github.com/detourhq/detour/internal/jsonscan"
 )
@@ -27,7 +28,7 @@ type Field struct {
 // nesting) is read with encoding/json instead: its members then come in
 // the order of their keys, JSON-equal to the input.
 func Object(dst, body []byte, drop []string, set ...Field) ([]byte, bool) {
-	s := string(body)
+	s := unsafe.String(unsafe.SliceData(body), len(body)) // read here only: nothing keeps it
 	p := jsonscan.Scanner{S: s}
 	start := len(dst)
 	dst = append(dst, '{')
@@ -121,7 +122,7 @@ func appendKey(dst []byte, k string) []byte {
 // Value returns the raw value of key in the JSON object body (the last,
 // when the key repeats), and whether it is there.
 func Value(body []byte, key string) ([]byte, bool) {
-	s := string(body)
+	s := unsafe.String(unsafe.SliceData(body), len(body)) // read here only: nothing keeps it
 	p := jsonscan.Scanner{S: s}
 	var out []byte
 	found := false

@@ -28,6 +28,9 @@ func RawBody(name string, body []byte, model string, stream bool, streamOptions 
 		set = append(set, jsonedit.Field{Key: "stream", Value: []byte("true")})
 		if len(streamOptions) > 0 {
 			opts, _ := jsonedit.Value(body, "stream_options")
+			if len(opts) == 0 || string(opts) == "null" {
+				opts = []byte("{}") // none: no reading through encoding/json for nothing
+			}
 			merged, ok := jsonedit.Object(nil, opts, nil, streamOptions...)
 			if !ok {
 				merged, _ = jsonedit.Object(nil, []byte("{}"), nil, streamOptions...)
