@@ -80,7 +80,7 @@ func TestReasoning_TranslatedToTargetsThatReason(t *testing.T) {
 			body:   `{"model":"upa/m","reasoning_effort":"low","messages":[` + hi + `]}`,
 			reason: "reasoning_effort"},
 		{name: "thinking and a forced tool", path: oaPath, status: 400,
-			body: `{"model":"upar/m","reasoning_effort":"low","tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"messages":[` + hi + `]}`,
+			body:   `{"model":"upar/m","reasoning_effort":"low","tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"messages":[` + hi + `]}`,
 			reason: "reasoning with a forced tool"},
 		{name: "a word no table has", path: oaPath, status: 400,
 			body:   `{"model":"upar/m","reasoning_effort":"ultra","messages":[` + hi + `]}`,
