@@ -12,6 +12,7 @@ import (
 	"github.com/detourhq/detour/internal/jsonw"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // apiError is one error answer, written in the client's dialect by
@@ -241,8 +242,9 @@ var keyShape = regexp.MustCompile(`(?:sk-|sk_|gsk_|xai-|csk-|fw_|AIza|hf_|nvapi-
 // key, from text bound for a client or a log.
 func (s *Server) scrub(text string) string {
 	for _, k := range s.secrets {
+		text = exchange.RedactString(text, k) // in any case, in part, escaped or base64
 		if strings.Contains(text, k) {
-			text = strings.ReplaceAll(text, k, "[redacted]")
+			text = strings.ReplaceAll(text, k, "[redacted]") // a short one too
 		}
 	}
 	return keyShape.ReplaceAllString(text, "[redacted]")
