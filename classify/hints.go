@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"errors"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -24,18 +25,27 @@ func ParseRetryAfterMS(v string) (time.Duration, bool) {
 // ParseRetryAfter reads a Retry-After header: delay-seconds, whole or
 // fractional ("20", "1.5", as openai-go accepts), or an HTTP date, which is
 // taken relative to now. A date in the past is a zero wait (ok true); a
-// negative number, an empty or malformed value is rejected (ok false).
+// negative number, an empty or malformed value is rejected (ok false). A
+// number of seconds too large for any wait (past a century, or past what a
+// float holds) is a far reset: the longest wait a hint may name, so the
+// target is parked rather than retried.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false
 	}
 	if c := v[0]; c >= '0' && c <= '9' || c == '.' {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || strings.ContainsAny(v, "eEinfINFxX") {
+		if strings.ContainsAny(v, "eEinfINFxX") {
 			return 0, false
 		}
-		return fromNanos(f * 1e9)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, false
+		}
+		if d, ok := fromNanos(f * 1e9); ok {
+			return d, true
+		}
+		return maxHint, true
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {

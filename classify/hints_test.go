@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +84,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{"Empty", "", 0, false},
 		{"Garbage", "soon", 0, false},
 		{"Exponent", "1e3", 0, false},
-		{"Huge", "99999999999999", 0, false},
+		{"Huge", "99999999999999", 100 * 365 * 24 * time.Hour, true}, // a far reset: parks
+		{"Beyond a float", strings.Repeat("9", 400), 100 * 365 * 24 * time.Hour, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

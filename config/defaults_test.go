@@ -242,8 +242,12 @@ func TestParse_Health(t *testing.T) {
 	if d := cmp.Diff(want, c.Health); d != "" {
 		t.Errorf("Health (-want +got):\n%s", d)
 	}
-	if got := health.New(c.Health.Settings).Settings(); got != want.Settings {
-		t.Errorf("breaker settings %+v, want %+v", got, want.Settings)
+	// The breaker keeps what the file sets (its other settings take their
+	// defaults, which the health package owns).
+	got := health.New(c.Health.Settings).Settings()
+	if got.FailureThreshold != 5 || got.OpenFor != 30*time.Second || got.WallCooldown != 10*time.Minute ||
+		got.MaxPark != 6*time.Hour || got.ProbeTimeout != 3*time.Minute {
+		t.Errorf("breaker settings %+v, want those of %+v", got, want.Settings)
 	}
 	if got := mustParse(t, "routes: {}\n").Health; got != (Health{}) {
 		t.Errorf("no health: section: %+v, want the zero Health (every default)", got)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/detourhq/detour/classify"
@@ -19,6 +20,41 @@ import (
 type Breaker struct {
 	s     Settings // with defaults applied; read-only
 	store Store
+	// swept is when (Unix ns of a caller's now) the store was last swept
+	// of forgettable entries.
+	swept atomic.Int64
+}
+
+// sweepEvery is how often, at most, the breaker sweeps its store.
+const sweepEvery = time.Minute
+
+// update runs fn on key's entry as Store.Update does, marks a written
+// entry touched at now, and now and then sweeps the store of entries
+// nothing holds any more (Settings.Forget).
+func (b *Breaker) update(key string, now time.Time, fn func(e *Entry) bool) error {
+	err := b.store.Update(key, func(e *Entry) bool {
+		if !fn(e) {
+			return false
+		}
+		e.Touched = now
+		return true
+	})
+	b.sweep(now)
+	return err
+}
+
+// sweep drops forgettable entries when sweepEvery has passed since the
+// last sweep, if the store can (Sweeper).
+func (b *Breaker) sweep(now time.Time) {
+	sw, ok := b.store.(Sweeper)
+	if !ok {
+		return
+	}
+	last := b.swept.Load()
+	if now.UnixNano()-last < int64(sweepEvery) || !b.swept.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	sw.Sweep(func(e Entry) bool { return forgettable(e, now, b.s.Forget) })
 }
 
 // New returns a Breaker with settings s (zero fields take defaults) and its
@@ -63,7 +99,7 @@ func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
 		p      Permit
 		parked *ParkedError
 	)
-	err := b.store.Update(key, func(e *Entry) bool {
+	err := b.update(key, now, func(e *Entry) bool {
 		p, parked = Permit{}, nil
 		save := initEntry(e, key)
 		switch e.State {
@@ -125,7 +161,7 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 	if b.unchanged(key, p, o) {
 		return
 	}
-	_ = b.store.Update(key, func(e *Entry) bool {
+	_ = b.update(key, now, func(e *Entry) bool {
 		save := initEntry(e, key)
 		stale := p.Key != key || p.gen != e.Generation
 		switch {
@@ -197,7 +233,7 @@ func (b *Breaker) unchanged(key string, p Permit, o Outcome) bool {
 // after now means WallCooldown. A longer park already in force is kept.
 // Permits issued before the park are stale from then on.
 func (b *Breaker) Park(key string, until time.Time, reason string, now time.Time) {
-	_ = b.store.Update(key, func(e *Entry) bool {
+	_ = b.update(key, now, func(e *Entry) bool {
 		save := initEntry(e, key)
 		return b.park(e, b.parkUntil(until, now), orDefault(reason, "parked"), now) || save
 	})

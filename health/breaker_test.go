@@ -59,7 +59,7 @@ func wantState(t *testing.T, b *Breaker, key string, now time.Time, want State, 
 func TestSettings_ZeroMeansDefaults(t *testing.T) {
 	got := New(Settings{}).Settings()
 	want := Settings{FailureThreshold: 3, OpenFor: 10 * time.Second, WallCooldown: 5 * time.Minute,
-		MaxPark: 24 * time.Hour, ProbeTimeout: 2 * time.Minute}
+		MaxPark: 24 * time.Hour, ProbeTimeout: 2 * time.Minute, Forget: 10 * time.Minute}
 	if got != want {
 		t.Fatalf("defaults = %+v, want %+v", got, want)
 	}
@@ -213,7 +213,7 @@ func TestBreaker_NotTheTargetsFaultNeverOpensNorCounts(t *testing.T) {
 
 func TestBreaker_KeysAreIndependent(t *testing.T) {
 	// Two models on one provider host are two targets.
-	b := New(Settings{})
+	b := New(Settings{Forget: 2 * time.Hour})
 	big, small := "groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant"
 	b.Done(big, allow(t, b, big, t0), Outcome{Kind: classify.Wall, Until: t0.Add(time.Hour)}, t0)
 	for range 2 {
@@ -424,9 +424,9 @@ func TestBreaker_Snapshot(t *testing.T) {
 	now := t0.Add(time.Minute) // z/m's park is over: it reads half-open
 	got := b.Snapshot(now)
 	want := []Entry{
-		{Key: "a/m", State: Open, Until: t0.Add(time.Hour), Reason: "quota", Generation: 2},
-		{Key: "m/m", State: Closed, Failures: 1, Generation: 1, Kind: classify.Transient},
-		{Key: "z/m", State: HalfOpen, Until: t0.Add(time.Minute), Reason: "wall", Generation: 2},
+		{Key: "a/m", State: Open, Until: t0.Add(time.Hour), Reason: "quota", Generation: 2, Touched: t0},
+		{Key: "m/m", State: Closed, Failures: 1, Generation: 1, Kind: classify.Transient, Touched: t0},
+		{Key: "z/m", State: HalfOpen, Until: t0.Add(time.Minute), Reason: "wall", Generation: 2, Touched: t0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Snapshot =\n%+v\nwant\n%+v", got, want)
@@ -491,5 +491,36 @@ func TestBreaker_StoreErrorIsNotParked(t *testing.T) {
 	b.Done(key, Permit{}, Outcome{Kind: classify.Wall}, t0) // must not panic
 	if got := b.Snapshot(t0); got != nil {
 		t.Fatalf("Snapshot with a broken store = %v", got)
+	}
+}
+
+// An entry nothing holds any more (its park over, no probe out) is dropped
+// once Forget has passed since its last change, so a stream of targets
+// seen once leaves no state behind; a park still in force is kept.
+func TestBreaker_ForgetsWhatNothingHolds(t *testing.T) {
+	st := &MemoryStore{}
+	b := NewWithStore(Settings{Forget: 10 * time.Minute, WallCooldown: time.Minute}, st)
+	for i := range 1000 {
+		key := fmt.Sprintf("p/model-%d", i)
+		b.Done(key, allow(t, b, key, t0), Outcome{Kind: classify.Wall}, t0) // parked for a minute
+	}
+	b.Park("p/long", t0.Add(time.Hour), "quota", t0)
+	fail(t, b, "p/flaky", classify.Transient, t0.Add(5*time.Minute))
+	if n := st.Len(); n != 1002 {
+		t.Fatalf("%d entries after the failures, want 1002", n)
+	}
+	now := t0.Add(11 * time.Minute) // the minute-long parks are over and 10 min untouched
+	b.Park("p/other", now.Add(time.Minute), "wall", now)
+	if n := st.Len(); n != 3 {
+		t.Fatalf("%d entries after the sweep, want 3 (p/long parked, p/flaky touched 6 min ago, p/other): %+v", n, b.Snapshot(now))
+	}
+	refused(t, b, "p/long", now)
+	wantState(t, b, "p/flaky", now, Closed, 1)
+	wantState(t, b, "p/model-7", now, Closed, 0) // forgotten: as if never seen
+	// No sweep before sweepEvery has passed again.
+	fail(t, b, "p/x", classify.Transient, now)
+	b.Park("p/y", now.Add(time.Hour), "wall", now.Add(30*time.Second))
+	if n := st.Len(); n != 5 {
+		t.Fatalf("%d entries, want 5: swept again within a minute", n)
 	}
 }

@@ -36,6 +36,7 @@ const (
 	DefaultWallCooldown     = 5 * time.Minute
 	DefaultMaxPark          = 24 * time.Hour
 	DefaultProbeTimeout     = 2 * time.Minute
+	DefaultForget           = 10 * time.Minute
 )
 
 // Settings shape a Breaker. The zero value of each field (or a negative one)
@@ -58,6 +59,11 @@ type Settings struct {
 	// is lost (Done never called: a crashed process sharing a store, a bug).
 	// It must exceed the longest attempt, streams included. Default 2 min.
 	ProbeTimeout time.Duration `json:"probe_timeout" yaml:"probe_timeout"`
+	// Forget is how long an entry that holds no park and no probe is
+	// kept after its last change: a target that failed and was never
+	// asked for again is then forgotten (it reads closed, as one never
+	// seen). Default 10 min.
+	Forget time.Duration `json:"forget" yaml:"forget"`
 }
 
 // withDefaults returns s with every zero or negative field set to its default.
@@ -76,6 +82,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.ProbeTimeout <= 0 {
 		s.ProbeTimeout = DefaultProbeTimeout
+	}
+	if s.Forget <= 0 {
+		s.Forget = DefaultForget
 	}
 	return s
 }

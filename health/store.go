@@ -35,6 +35,19 @@ type Entry struct {
 	// ProbeUntil is set while a half-open probe is out: until then no other
 	// caller may probe. Zero when no probe is out.
 	ProbeUntil time.Time `json:"probe_until,omitzero"`
+	// Touched is when the breaker last wrote the entry; an entry nothing
+	// holds (no park, no probe) that stays untouched for Settings.Forget
+	// is dropped (Sweeper).
+	Touched time.Time `json:"touched,omitzero"`
+}
+
+// forgettable reports whether e holds nothing the breaker still needs at
+// now (no park, no probe out) and was last written forget ago or more.
+func forgettable(e Entry, now time.Time, forget time.Duration) bool {
+	if e.State == Open && now.Before(e.Until) || !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil) {
+		return false
+	}
+	return !now.Before(e.Touched.Add(forget))
 }
 
 // Store keeps breaker entries. The memory store is the only one today; a
@@ -50,6 +63,16 @@ type Store interface {
 	Update(key string, fn func(e *Entry) (save bool)) error
 	// Entries returns a copy of every stored entry, in any order.
 	Entries() ([]Entry, error)
+}
+
+// Sweeper is a Store that can drop, in one pass, the entries drop
+// selects: how the breaker forgets targets nobody asks for any more, so
+// that a stream of names seen once leaves no state behind. A store
+// without it keeps every entry.
+type Sweeper interface {
+	// Sweep removes every entry for which drop returns true and returns
+	// how many it removed.
+	Sweep(drop func(e Entry) bool) int
 }
 
 // Peeker is a Store that can also read one entry on its own, with no
@@ -87,6 +110,27 @@ func (m *MemoryStore) Update(key string, fn func(e *Entry) bool) error {
 		m.entries[key] = e
 	}
 	return nil
+}
+
+// Sweep implements Sweeper.
+func (m *MemoryStore) Sweep(drop func(e Entry) bool) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, e := range m.entries {
+		if drop(e) {
+			delete(m.entries, k)
+			n++
+		}
+	}
+	return n
+}
+
+// Len returns how many entries m holds.
+func (m *MemoryStore) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.entries)
 }
 
 // Entries implements Store.

@@ -34,6 +34,9 @@ const (
 	// StatusSkippedContract is a target that cannot honour what the
 	// request needs (an image, logprobs, a JSON schema, ...).
 	StatusSkippedContract = "skipped_contract"
+	// StatusClientStalled: the gateway ended a stream because its client
+	// stopped reading (gateway.write_timeout); never the target's fault.
+	StatusClientStalled = "client_stalled"
 )
 
 // Record is one attempt: one exchange with one target, or one target

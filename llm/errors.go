@@ -12,6 +12,18 @@ import (
 // explicit end: the answer is incomplete and must never pass as complete.
 var ErrStreamTruncated = errors.New("stream ended before its terminal event")
 
+// ErrClientStalled is the cause a caller gives Aborter.Abort when its own
+// client stopped reading the answer: the attempt ends, counted against
+// no target.
+var ErrClientStalled = errors.New("the client stopped reading")
+
+// Aborter is the optional interface of a Stream that can be ended with a
+// cause (ErrClientStalled) its record keeps, instead of Close's plain
+// "caller closed the stream".
+type Aborter interface {
+	Abort(cause error) error
+}
+
 // ErrStreamStalled means no chunk arrived within the stream's idle limit
 // (idle_timeout) once output had started.
 var ErrStreamStalled = errors.New("stream stalled past its idle limit")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
 )
@@ -77,9 +78,12 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 	wt.Headers()
 	_, _, idle := w.route.Timeouts()
 	s := &routedStream{w: w, t: t, inner: inner, cancel: cancel, watch: wt, idle: idle}
+	buffering := w.route.Buffered
+	held := 0 // bytes of the chunks held while buffering
 	for {
 		c, err := s.pull()
-		if err == io.EOF && len(s.pending) > 0 && w.route.Buffered {
+		if err == io.EOF && len(s.pending) > 0 && buffering {
+			s.eof = true
 			break
 		}
 		if err != nil {
@@ -92,7 +96,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			}
 			return nil, err
 		}
-		if c.FinishReason == llm.FinishContentFilter && (w.route.Buffered || !s.flowing) {
+		if c.FinishReason == llm.FinishContentFilter && (buffering || !s.flowing) {
 			// A refusal before anything reached the caller is a policy
 			// failure, as the same answer unstreamed is: it fails
 			// closed and is never routed around.
@@ -115,14 +119,25 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 				return nil, wt.expired()
 			}
 		}
-		if s.flowing && !w.route.Buffered {
+		if held += chunkSize(c); buffering && held > w.route.maxBuffer() {
+			// Past max_buffer the answer stops waiting to be whole: what
+			// is held goes out, and the rest streams as it comes.
+			buffering = false
+		}
+		if s.flowing && !buffering {
 			break
 		}
 	}
-	if w.route.Buffered {
-		s.eof = true
-	}
 	return s, nil
+}
+
+// chunkSize is what holding c costs, about: its text and its event.
+func chunkSize(c llm.Chunk) int {
+	n := len(c.Content) + len(c.Raw)
+	for _, d := range c.ToolCalls {
+		n += len(d.Arguments)
+	}
+	return n
 }
 
 // refusal is the error of a stream that ended in a content-filter refusal
@@ -291,6 +306,16 @@ func (s *routedStream) Ready() bool {
 	return len(s.pending) > 0 || s.eof || s.err != nil || llm.Ready(s.inner)
 }
 
+// Abort ends the stream as Close does, with cause in its record: for
+// llm.ErrClientStalled the attempt's status is client_stalled (the caller's
+// client stopped reading), never the target's fault.
+func (s *routedStream) Abort(cause error) error {
+	s.finish(cause)
+	err := s.inner.Close()
+	s.cancel(nil)
+	return err
+}
+
 // Close releases the upstream stream. Closing before the end records the
 // attempt as cancelled by the caller, which is never the target's fault.
 func (s *routedStream) Close() error {
@@ -318,6 +343,9 @@ func (s *routedStream) finish(err error) {
 			f := classify.Classify(err, now)
 			if errors.Is(err, context.Canceled) && !errors.Is(err, llm.ErrStreamStalled) {
 				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller closed the stream"
+			}
+			if errors.Is(err, llm.ErrClientStalled) {
+				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, ledger.StatusClientStalled, classify.ScopeAttempt, err.Error()
 			}
 			a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, policy.Fail, f.Reason, &f
 			out = health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}

@@ -180,3 +180,26 @@ func TestStream_CompleteRecordsUsage(t *testing.T) {
 		t.Fatalf("records = %+v, want one ok with usage", recs)
 	}
 }
+
+// A buffered route holds no more than MaxBuffer: past it the stream sends
+// what it holds and streams the rest, so memory stays bounded, and a cut
+// after that point is the caller's error (the answer already flowed), not
+// an invisible failover.
+func TestStream_BufferedPastMaxBufferStreamsOn(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "p1", model: "m"}, spec{provider: "p2", model: "m"})
+	route.Buffered = true
+	route.MaxBuffer = 8 // bytes: the second content chunk passes it
+	route.Budget = policy.Budget{MaxPerTarget: 1}
+	h.script("p1", "m", sim.Fault{Kind: sim.StreamCut, Chunks: 3})
+	res, err := h.router.Stream(context.Background(), route, streamPrompt(), router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := drain(t, res.Stream)
+	if !errors.Is(err, llm.ErrStreamTruncated) || text == "" || strings.Contains(text, "p2") {
+		t.Fatalf("text %q err %v: want p1's partial answer cut, past max_buffer", text, err)
+	}
+	if n := h.srv.Stats().Requests("p2", ""); n != 0 {
+		t.Fatalf("p2 got %d requests: the stream had flowed", n)
+	}
+}

@@ -124,6 +124,10 @@ type Route struct {
 	// the caller, so a cut or stall mid-answer still fails over invisibly
 	// (first-token time is traded for completeness).
 	Buffered bool
+	// MaxBuffer caps what a Buffered stream holds, in bytes: past it the
+	// stream stops buffering, sends what it holds and streams the rest.
+	// 0 means DefaultMaxBuffer.
+	MaxBuffer int
 }
 
 // The defaults of a Route's timeouts. The route's deadline (Budget) bounds
@@ -176,4 +180,16 @@ func (r *Route) Candidate(start string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// DefaultMaxBuffer is a Buffered route's MaxBuffer when it sets none:
+// 4 MiB, far more than a chat answer, far less than a runaway stream.
+const DefaultMaxBuffer = 4 << 20
+
+// maxBuffer returns r's MaxBuffer, or its default.
+func (r *Route) maxBuffer() int {
+	if r.MaxBuffer > 0 {
+		return r.MaxBuffer
+	}
+	return DefaultMaxBuffer
 }
