@@ -7,10 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/gateway"
 )
 
@@ -36,13 +40,20 @@ fallback rules. Every attempt is appended to the ledger.
   POST /v1/messages           Anthropic messages, streamed or not
   GET  /v1/models             the routes and targets the client's key may use
   GET  /healthz, /readyz      liveness, readiness
-  GET  /metrics               Prometheus metrics
+  GET  /metrics               Prometheus metrics (detour's, Go's, the process's)
 
 The first line on stdout is the base URL it listens on (useful with
 --listen 127.0.0.1:0, which picks a free port). Client keys, limits and the
 listen address come from the config's gateway: section; with no client key the
-gateway only listens on loopback. SIGINT or SIGTERM drains streams within
-gateway.drain_timeout, then exits.
+gateway only listens on loopback. With client keys, /metrics asks for the
+admin key of gateway.metrics_key_env (else answers 403), or moves to an address
+of its own, gateway.metrics_listen (loopback, unless it has that key).
+
+SIGINT or SIGTERM drains: /readyz answers 503 for gateway.drain_delay (5s)
+while requests are still served, so load balancers stop sending; then the
+listener closes and requests in flight get gateway.drain_timeout (30s) to
+finish. What is still running then is cancelled (and recorded in the
+ledger), and serve exits 0. A second signal cancels it all at once.
 
 Per-request headers: x-detour-no-fallback: true, x-detour-start: PROVIDER,
 idempotency-key. Answers carry x-detour-route, -provider, -model, -attempts,
@@ -107,41 +118,117 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		return withCode(ExitConfig, fmt.Errorf("refusing to listen on %s without client keys: add gateway.keys to the config "+
 			"(key_env or sha256), or listen on 127.0.0.1", addr))
 	}
+	// Signals counted here too: main's signal.NotifyContext ends ctx at
+	// the first and drops the next, the one that stops at once.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return withCode(ExitConfig, fmt.Errorf("listen: %w", err))
+	}
+	var mln net.Listener
+	if maddr := gw.MetricsAddr(); maddr != "" {
+		if mln, err = net.Listen("tcp", maddr); err != nil {
+			ln.Close()
+			return withCode(ExitConfig, fmt.Errorf("gateway.metrics_listen: %w", err))
+		}
 	}
 	if f.pprof != "" {
 		stop, err := servePprof(f.pprof, env)
 		if err != nil {
 			ln.Close()
+			if mln != nil {
+				mln.Close()
+			}
 			return withCode(ExitConfig, err)
 		}
 		defer stop()
 	}
 	url := "http://" + ln.Addr().String()
-	fmt.Fprintln(env.Stdout, url)
 	fmt.Fprintf(env.Stderr, "detour serve: listening on %s (OpenAI base URL %s/v1, Anthropic base URL %s)\n", url, url, url)
+	errc := make(chan error, 2)
+	go func() { errc <- gw.Serve(ln) }()
+	switch {
+	case mln != nil:
+		fmt.Fprintf(env.Stderr, "detour serve: metrics on http://%s/metrics\n", mln.Addr())
+		go func() { errc <- gw.ServeMetrics(mln) }()
+	case !gw.Keyless() && cfg.Gateway.MetricsKeyEnv == "":
+		fmt.Fprintln(env.Stderr, "detour serve: /metrics answers 403 on a gateway with client keys: set gateway.metrics_key_env "+
+			"(an admin key) or gateway.metrics_listen (a loopback address of its own) to scrape it")
+	}
 	if gw.Keyless() {
 		fmt.Fprintln(env.Stderr, "detour serve: no client keys configured: any local client may use it")
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- gw.Serve(ln) }()
+	fmt.Fprintln(env.Stdout, url)
 	select {
 	case err := <-errc:
 		return withCode(ExitFailed, fmt.Errorf("serve: %w", err))
 	case <-cmd.Context().Done():
 	}
-	fmt.Fprintln(env.Stderr, "detour serve: shutting down, draining requests in flight")
-	serr := gw.Shutdown(context.Background())
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return withCode(ExitFailed, fmt.Errorf("serve: %w", err))
+	servers := 1
+	if mln != nil {
+		servers++
 	}
-	if serr != nil {
-		return withCode(ExitFailed, serr)
+	return drain(cmd.Context(), env, gw, cfg.Gateway.WithDefaults(), sigs, errc, servers)
+}
+
+// drain stops gw after the first signal (ctx ended): /readyz 503 for
+// gateway.drain_delay, then the drain within gateway.drain_timeout; the
+// next signal on sigs cuts both short. Requests still running at the end
+// are cancelled and counted in one line on stderr: serve still exits 0.
+// gc is gw's gateway: section with defaults; errc gets the errors of
+// servers servers (Serve's, ServeMetrics's).
+func drain(ctx context.Context, env Env, gw *gateway.Server, gc config.Gateway, sigs <-chan os.Signal, errc <-chan error, servers int) error {
+	delay := gc.DrainDelay
+	if delay < 0 {
+		delay = 0
+	}
+	fmt.Fprintf(env.Stderr, "detour serve: shutting down: /readyz answers 503 for %s while requests are still served, "+
+		"then draining requests in flight for up to %s (a second signal stops at once)\n", delay, gc.DrainTimeout)
+	hurry, stop := secondSignal(ctx, sigs)
+	defer stop()
+	derr := gw.Drain(hurry)
+	for range servers {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return withCode(ExitFailed, fmt.Errorf("serve: %w", err))
+		}
+	}
+	var de *gateway.DrainError
+	switch {
+	case errors.As(derr, &de) && hurry.Err() != nil:
+		fmt.Fprintf(env.Stderr, "detour serve: second signal: cancelled %d request(s) in flight\n", de.Cut)
+	case errors.As(derr, &de):
+		fmt.Fprintf(env.Stderr, "detour serve: drain timeout (%s): cancelled %d request(s) still in flight\n", gc.DrainTimeout, de.Cut)
+	case derr != nil:
+		return withCode(ExitFailed, derr)
 	}
 	fmt.Fprintln(env.Stderr, "detour serve: stopped")
 	return nil
+}
+
+// secondSignal returns a context that ends at the stop signal that follows
+// the one that ended ctx. When a signal ended ctx (main's
+// signal.NotifyContext, whose cause names it), sigs got that signal too,
+// and the next one is the second; when ctx was ended otherwise (a caller's
+// cancel), the first signal on sigs is.
+func secondSignal(ctx context.Context, sigs <-chan os.Signal) (context.Context, context.CancelFunc) {
+	hurry, cancel := context.WithCancel(context.Background())
+	need := 1
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+		need = 2
+	}
+	go func() {
+		for range need {
+			select {
+			case <-sigs:
+			case <-hurry.Done():
+				return
+			}
+		}
+		cancel()
+	}()
+	return hurry, cancel
 }
 
 // loopback reports whether addr (host:port) listens on loopback only.

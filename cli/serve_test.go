@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,13 +42,17 @@ type served struct {
 }
 
 // startServe runs `detour serve` on a free loopback port until ctx ends,
-// and waits for the base URL it prints first.
-func startServe(t *testing.T, ctx context.Context, vars map[string]string) *served {
+// and waits for the base URL it prints first. args are more flags (the
+// default ledger is none).
+func startServe(t *testing.T, ctx context.Context, vars map[string]string, args ...string) *served {
 	t.Helper()
 	pr, pw := io.Pipe()
 	s := &served{code: make(chan int, 1), errb: &lockedBuffer{}}
+	if !slices.Contains(args, "--ledger") {
+		args = append(args, "--ledger", "-")
+	}
 	go func() {
-		s.code <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--ledger", "-"}, Env{
+		s.code <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), Env{
 			Stdin: strings.NewReader(""), Stdout: pw, Stderr: s.errb,
 			Getenv: func(k string) string { return vars[k] },
 		})
@@ -74,8 +79,24 @@ func (s *served) stopped(t *testing.T) int {
 	return 0
 }
 
+// gatewaySection appends a gateway: section of these lines (each
+// "key: value") to the config, with drain_delay: 0 unless they set it, so
+// that serve stops at once.
+func gatewaySection(t *testing.T, vars map[string]string, lines ...string) {
+	t.Helper()
+	text := "gateway:\n"
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "drain_delay:") }) {
+		lines = append(lines, "drain_delay: 0")
+	}
+	for _, l := range lines {
+		text += "  " + l + "\n"
+	}
+	appendFile(t, vars["DETOUR_CONFIG"], text)
+}
+
 func TestServe_PrintsItsURLServesAndDrainsOnSignal(t *testing.T) {
 	_, vars := fixture(t)
+	gatewaySection(t, vars)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := startServe(t, ctx, vars)
@@ -133,6 +154,7 @@ func TestServe_UsesTheHealthSection(t *testing.T) {
 	// one failure parks p1, so its retry is refused and p2 answers (the
 	// default breaker, 3 failures in a row, would let the retry go to p1)
 	appendFile(t, vars["DETOUR_CONFIG"], "health:\n  failure_threshold: 1\n  open_for: 1m\n")
+	gatewaySection(t, vars)
 	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.ServerError})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

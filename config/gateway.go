@@ -23,6 +23,19 @@ const (
 	// DefaultDrainTimeout bounds a graceful shutdown: streams still running
 	// after it are ended with an error event.
 	DefaultDrainTimeout = 30 * time.Second
+	// DefaultDrainDelay is how long a shutdown keeps serving with /readyz
+	// answering 503, so load balancers stop sending before the listener
+	// closes.
+	DefaultDrainDelay = 5 * time.Second
+	// DefaultBodyTimeout is how long a request body may take to arrive
+	// after its headers.
+	DefaultBodyTimeout = 60 * time.Second
+	// DefaultWriteTimeout is how long one streamed write may wait for a
+	// client that does not read.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxDirectModels caps the distinct provider/model names not in
+	// the config that clients may name, per provider.
+	DefaultMaxDirectModels = 256
 	// DefaultKeepAlive is how long a stream may stay silent before the
 	// gateway sends a keep-alive comment (and, before the first token, its
 	// response headers).
@@ -31,7 +44,8 @@ const (
 
 // The fields of the gateway: section and of one client key.
 var (
-	gatewayFields   = []string{"listen", "max_body", "drain_timeout", "keepalive", "keys"}
+	gatewayFields = []string{"listen", "max_body", "body_timeout", "write_timeout", "drain_delay", "drain_timeout",
+		"keepalive", "max_direct_models", "keys", "metrics_listen", "metrics_key_env"}
 	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst"}
 )
 
@@ -45,14 +59,43 @@ type Gateway struct {
 	// MaxBody caps a request body in bytes; a larger one gets 413. 0 means
 	// DefaultMaxBody. Written as bytes or with a unit: 512KiB, 8MiB, 1MB.
 	MaxBody int64
-	// DrainTimeout bounds a graceful shutdown; 0 means DefaultDrainTimeout.
+	// BodyTimeout is how long a request body may take to arrive after its
+	// headers; 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// WriteTimeout is how long one streamed write may wait for a client
+	// that does not read; 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// DrainDelay is how long a shutdown goes on serving every request, with
+	// /readyz answering 503 "draining", before it stops accepting
+	// connections: the time a load balancer needs to see it and send no
+	// more. 0 means DefaultDrainDelay; negative means none (drain_delay: 0
+	// in the file).
+	DrainDelay time.Duration
+	// DrainTimeout bounds a graceful shutdown once the listener is closed:
+	// requests still running after it are cancelled. 0 means
+	// DefaultDrainTimeout.
 	DrainTimeout time.Duration
 	// KeepAlive is the longest silence on a stream before a keep-alive
 	// comment; 0 means DefaultKeepAlive.
 	KeepAlive time.Duration
+	// MaxDirectModels caps the distinct provider/model names not in the
+	// config that clients may name directly, per provider; 0 means
+	// DefaultMaxDirectModels.
+	MaxDirectModels int
 	// Keys are the client keys, sorted by name. Empty means no key is
 	// asked for (loopback use only).
 	Keys []ClientKey
+	// MetricsListen, when set, is a host:port of its own where /metrics is
+	// served (and the gateway's listener answers 404 for it). It must be on
+	// loopback unless MetricsKeyEnv is set. Empty means /metrics is served
+	// on the gateway's listener.
+	MetricsListen string
+	// MetricsKeyEnv names the environment variable holding the admin key
+	// that /metrics asks for, wherever it is served, as "Authorization:
+	// Bearer KEY". Empty means none: /metrics is then open on a loopback
+	// MetricsListen, or on a gateway without client keys, and closed (403)
+	// on a gateway that has client keys.
+	MetricsKeyEnv string
 }
 
 // WithDefaults returns g with every zero field set to its default.
@@ -62,6 +105,18 @@ func (g Gateway) WithDefaults() Gateway {
 	}
 	if g.MaxBody <= 0 {
 		g.MaxBody = DefaultMaxBody
+	}
+	if g.BodyTimeout <= 0 {
+		g.BodyTimeout = DefaultBodyTimeout
+	}
+	if g.WriteTimeout <= 0 {
+		g.WriteTimeout = DefaultWriteTimeout
+	}
+	if g.MaxDirectModels <= 0 {
+		g.MaxDirectModels = DefaultMaxDirectModels
+	}
+	if g.DrainDelay == 0 {
+		g.DrainDelay = DefaultDrainDelay
 	}
 	if g.DrainTimeout <= 0 {
 		g.DrainTimeout = DefaultDrainTimeout
@@ -110,10 +165,22 @@ func (d *decoder) gateway(n ast.Node) {
 			g.Listen, _ = d.str(p.val, fp)
 		case "max_body":
 			g.MaxBody, _ = d.size(p.val, fp)
+		case "body_timeout":
+			g.BodyTimeout, _ = d.duration(p.val, fp)
+		case "write_timeout":
+			g.WriteTimeout, _ = d.duration(p.val, fp)
+		case "drain_delay":
+			g.DrainDelay, _ = d.delay(p.val, fp, DefaultDrainDelay)
 		case "drain_timeout":
 			g.DrainTimeout, _ = d.duration(p.val, fp)
+		case "metrics_listen":
+			g.MetricsListen, _ = d.str(p.val, fp)
+		case "metrics_key_env":
+			g.MetricsKeyEnv, _ = d.str(p.val, fp)
 		case "keepalive":
 			g.KeepAlive, _ = d.duration(p.val, fp)
+		case "max_direct_models":
+			g.MaxDirectModels, _ = d.integer(p.val, fp)
 		case "keys":
 			keys, _ := d.mapping(p.val, fp, "key")
 			for _, k := range keys {
@@ -201,19 +268,55 @@ func (d *decoder) size(n ast.Node, path string) (int64, bool) {
 	return v * unit, true
 }
 
+// delay reads a wait that 0 (or "0s") turns off, which it returns as -1;
+// def is the default, for messages.
+func (d *decoder) delay(n ast.Node, path string, def time.Duration) (time.Duration, bool) {
+	n = d.resolve(n)
+	text := ""
+	switch v := n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		text = strings.TrimSpace(v.GetToken().Value)
+		if f, err := strconv.ParseFloat(text, 64); err == nil && f == 0 {
+			return -1, true
+		}
+		d.failf(n, path, "%s has no unit: write %q for seconds (units: ms, s, m, h), or 0 for none", text, text+"s")
+		return 0, false
+	case *ast.StringNode:
+		text = strings.TrimSpace(v.Value)
+	default:
+		d.failf(n, path, "expected a duration like \"5s\" (or 0 for none), got %s", describe(n))
+		return 0, false
+	}
+	dur, err := time.ParseDuration(text)
+	switch {
+	case err != nil:
+		d.failf(n, path, "%s is not a duration: write a number and a unit, like \"5s\" or \"500ms\", or 0 for none", quote(text))
+		return 0, false
+	case dur < 0:
+		d.failf(n, path, "cannot be negative: write a duration like \"5s\", 0 for none, or leave the field out for the default (%s)", def)
+		return 0, false
+	case dur == 0:
+		return -1, true
+	}
+	return dur, true
+}
+
 // hexDigest matches a lowercase hex SHA-256 digest.
 var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // gateway checks the gateway: section.
 func (v *validator) gateway(g Gateway) {
 	if g.Listen != "" {
-		host, port, err := net.SplitHostPort(g.Listen)
-		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 0 || p > 65535 || strings.ContainsAny(host, " /") {
+		if _, ok := hostPort(g.Listen); !ok {
 			v.fail("gateway.listen", false, nil, "listen %s is not host:port: write it like 127.0.0.1:8787 (or :8787 for every interface)", quote(g.Listen))
 		}
 	}
+	v.metrics(g)
 	if g.MaxBody < 0 {
 		v.fail("gateway.max_body", false, nil, "max_body cannot be negative")
+	}
+	if g.MaxDirectModels < 0 {
+		v.fail("gateway.max_direct_models", false, nil, "max_direct_models cannot be negative; leave it out for the default (%d)", DefaultMaxDirectModels)
 	}
 	hashes := map[string]string{}
 	for _, k := range g.Keys {
@@ -224,6 +327,42 @@ func (v *validator) gateway(g Gateway) {
 			continue
 		}
 		v.clientKey(path, k, hashes)
+	}
+}
+
+// hostPort splits addr into its host and reports whether addr is a valid
+// host:port to listen on.
+func hostPort(addr string) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	p, perr := strconv.Atoi(port)
+	return host, err == nil && perr == nil && p >= 0 && p <= 65535 && !strings.ContainsAny(host, " /")
+}
+
+// metrics checks metrics_listen and metrics_key_env: a listener of its own
+// that answers without a key must be on loopback, as the gateway's own
+// listener must without client keys.
+func (v *validator) metrics(g Gateway) {
+	if g.MetricsKeyEnv != "" {
+		switch path := "gateway.metrics_key_env"; {
+		case looksSecret(g.MetricsKeyEnv) || looksRandom(g.MetricsKeyEnv):
+			v.fail(path, false, ErrKeyInFile, "metrics_key_env takes the NAME of an environment variable, not the key: "+
+				"delete the key from this file, export DETOUR_METRICS_KEY=... and write metrics_key_env: DETOUR_METRICS_KEY")
+		case !envVar.MatchString(g.MetricsKeyEnv):
+			v.fail(path, false, nil, "metrics_key_env %s is not an environment variable name: use letters, digits and _, like DETOUR_METRICS_KEY",
+				quote(g.MetricsKeyEnv))
+		}
+	}
+	if g.MetricsListen == "" {
+		return
+	}
+	host, ok := hostPort(g.MetricsListen)
+	switch {
+	case !ok:
+		v.fail("gateway.metrics_listen", false, nil, "metrics_listen %s is not host:port: write it like 127.0.0.1:9090", quote(g.MetricsListen))
+	case g.MetricsKeyEnv == "" && !isLoopback(host):
+		v.fail("gateway.metrics_listen", false, nil, "metrics_listen %s is beyond loopback and /metrics would answer anyone "+
+			"there without a key: listen on loopback (like 127.0.0.1:9090), or set metrics_key_env to the variable holding "+
+			"the key Prometheus must send as \"Authorization: Bearer KEY\"", quote(g.MetricsListen))
 	}
 }
 

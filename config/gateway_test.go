@@ -44,7 +44,8 @@ gateway:
 		t.Errorf("route streams: %v %v %v", r.FirstToken, r.IdleTimeout, r.Buffered)
 	}
 	if got := (Gateway{}).WithDefaults(); got.Listen != DefaultListen || got.MaxBody != DefaultMaxBody ||
-		got.DrainTimeout != DefaultDrainTimeout || got.KeepAlive != DefaultKeepAlive {
+		got.DrainTimeout != DefaultDrainTimeout || got.KeepAlive != DefaultKeepAlive || got.DrainDelay != DefaultDrainDelay ||
+		got.BodyTimeout != DefaultBodyTimeout || got.WriteTimeout != DefaultWriteTimeout || got.MaxDirectModels != DefaultMaxDirectModels {
 		t.Errorf("defaults %+v", got)
 	}
 	if s := c.Gateway.Keys[0].String(); strings.Contains(s, "0f00a08") {
@@ -73,6 +74,19 @@ func TestParse_GatewayProblems(t *testing.T) {
 		{"size zero", "gateway:\n  max_body: 0\n", "gateway.max_body: must be more than 0", nil},
 		{"unknown field", "gateway:\n  port: 8080\n", `gateway.port: unknown field "port"`, nil},
 		{"route duration", "routes:\n  r: {chain: [groq/x], first_token: 5}\n", "routes.r.first_token: 5 has no unit", nil},
+		{"direct models negative", "gateway:\n  max_direct_models: -1\n", "gateway.max_direct_models: max_direct_models cannot be negative", nil},
+		{"body timeout zero", "gateway:\n  body_timeout: 0s\n", "gateway.body_timeout: must be more than 0", nil},
+		{"drain delay without unit", "gateway:\n  drain_delay: 5\n", `gateway.drain_delay: 5 has no unit: write "5s"`, nil},
+		{"drain delay negative", "gateway:\n  drain_delay: -1s\n", "gateway.drain_delay: cannot be negative", nil},
+		{"drain delay not a duration", "gateway:\n  drain_delay: soon\n", `gateway.drain_delay: "soon" is not a duration`, nil},
+		{"metrics listen", "gateway:\n  metrics_listen: 9090\n", `gateway.metrics_listen: metrics_listen "9090" is not host:port`, nil},
+		{"metrics listen wide without a key", "gateway:\n  metrics_listen: 0.0.0.0:9090\n",
+			`gateway.metrics_listen: metrics_listen "0.0.0.0:9090" is beyond loopback`, nil},
+		{"metrics listen on every interface without a key", "gateway:\n  metrics_listen: :9090\n", "set metrics_key_env", nil},
+		{"metrics key in the file", "gateway:\n  metrics_key_env: Abcdefghijklmnop1234567890xyz\n",
+			"gateway.metrics_key_env: metrics_key_env takes the NAME", ErrKeyInFile},
+		{"metrics key env not a name", "gateway:\n  metrics_key_env: METRICS-KEY\n",
+			`metrics_key_env "METRICS-KEY" is not an environment variable name`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +99,41 @@ func TestParse_GatewayProblems(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "sk-proj-abcdefghijklmnopqrstuvwx") {
 				t.Errorf("the key is repeated in the message: %v", err)
+			}
+		})
+	}
+}
+
+func TestParse_GatewayDrainDelayAndMetrics(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      Gateway
+		delay     time.Duration // after WithDefaults
+	}{
+		{"left out: the default", "gateway:\n  drain_timeout: 10s\n", Gateway{DrainTimeout: 10 * time.Second}, DefaultDrainDelay},
+		{"a duration", "gateway:\n  drain_delay: 2s\n", Gateway{DrainDelay: 2 * time.Second}, 2 * time.Second},
+		{"0 turns it off", "gateway:\n  drain_delay: 0\n", Gateway{DrainDelay: -1}, -1},
+		{"0s turns it off", "gateway:\n  drain_delay: 0s\n", Gateway{DrainDelay: -1}, -1},
+		{"metrics on loopback", "gateway:\n  metrics_listen: 127.0.0.1:9090\n",
+			Gateway{MetricsListen: "127.0.0.1:9090"}, DefaultDrainDelay},
+		{"metrics on localhost", "gateway:\n  metrics_listen: localhost:0\n",
+			Gateway{MetricsListen: "localhost:0"}, DefaultDrainDelay},
+		{"metrics wide behind a key", "gateway:\n  metrics_listen: 0.0.0.0:9090\n  metrics_key_env: DETOUR_METRICS_KEY\n",
+			Gateway{MetricsListen: "0.0.0.0:9090", MetricsKeyEnv: "DETOUR_METRICS_KEY"}, DefaultDrainDelay},
+		{"metrics key alone", "gateway:\n  metrics_key_env: DETOUR_METRICS_KEY\n",
+			Gateway{MetricsKeyEnv: "DETOUR_METRICS_KEY"}, DefaultDrainDelay},
+		{"slow clients' limits", "gateway:\n  body_timeout: 300ms\n  write_timeout: 2s\n",
+			Gateway{BodyTimeout: 300 * time.Millisecond, WriteTimeout: 2 * time.Second}, DefaultDrainDelay},
+		{"direct models cap", "gateway:\n  max_direct_models: 16\n", Gateway{MaxDirectModels: 16}, DefaultDrainDelay},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustParse(t, tt.src)
+			if d := cmp.Diff(tt.want, c.Gateway); d != "" {
+				t.Errorf("gateway (-want +got):\n%s", d)
+			}
+			if got := c.Gateway.WithDefaults().DrainDelay; got != tt.delay {
+				t.Errorf("DrainDelay with defaults = %v, want %v", got, tt.delay)
 			}
 		})
 	}

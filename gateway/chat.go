@@ -212,7 +212,7 @@ func (c *call) resolve() *apiError {
 		if i == 0 {
 			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
 			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
-			out.MaxDuration, out.Buffered, out.Requires = r.MaxDuration, r.Buffered, r.Requires
+			out.MaxDuration, out.Buffered, out.MaxBuffer, out.Requires = r.MaxDuration, r.Buffered, r.MaxBuffer, r.Requires
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {
@@ -246,6 +246,12 @@ func (s *Server) lookup(k *clientKey, name, param string) (*router.Route, string
 	if prov, model, ok := strings.Cut(name, "/"); ok && prov != "" && model != "" && s.providers[prov] {
 		if !k.mayTarget(name) {
 			return nil, "", forbidden(k, name, param)
+		}
+		if !s.knownTargets[name] {
+			if err := s.direct.admit(prov, model, s.gw.MaxDirectModels, s.clk.Now()); err != nil {
+				return nil, "", &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
+					Code: "too_many_models", Param: param, Reason: "too_many_models", Message: err.Error()}
+			}
 		}
 		r, err := s.targetRoute(name)
 		if err != nil {

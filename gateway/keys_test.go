@@ -12,11 +12,11 @@ import (
 func TestKeys_NeverReachResponsesMetricsOrLogs(t *testing.T) {
 	// p1 expects another key: it answers 401 "Incorrect API key provided:
 	// sk-***...ef1" (OpenAI's masked echo of the key detour sent).
-	f := newFixture(t, setup{tweak: func(p *sim.Provider) {
+	f := newFixture(t, withMetricsKey(setup{tweak: func(p *sim.Provider) {
 		if p.Name == "p1" {
 			p.Key = "the-key-p1-expects"
 		}
-	}})
+	}}))
 	var seen []string
 	record := func(what string, resp *http.Response, body string) {
 		h, _ := json.Marshal(resp.Header)
@@ -37,7 +37,10 @@ func TestKeys_NeverReachResponsesMetricsOrLogs(t *testing.T) {
 	record("answer", resp, body)
 	resp, body = f.get("/v1/models")
 	record("models", resp, body)
-	resp, body = f.get("/metrics")
+	resp, body = getMetrics(t, f.ts.URL+"/metrics", metricsKey)
+	if resp.StatusCode != 200 || !strings.Contains(body, "detour_attempts_total") {
+		t.Fatalf("metrics scrape: %d %.200s", resp.StatusCode, body)
+	}
 	record("metrics", resp, body)
 	seen = append(seen, "logs: "+f.logs.String())
 	for _, s := range seen {

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
 	"sync"
+	"time"
+
+	"github.com/detourhq/detour/config"
 )
 
 // admit applies k's rate and concurrency limits. When it returns nil the
@@ -86,7 +91,20 @@ func putBytes(p *[]byte, b []byte) {
 
 // readBody reads r's body into buf, at most s.gw.MaxBody bytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) *apiError {
+	// A client that sends its headers and then stalls must not hold its
+	// slot: the body has BodyTimeout to arrive. The deadline is the
+	// socket's (real time), cleared once the body is in.
+	rc := http.NewResponseController(w)
+	timeout := s.bodyTimeout()
+	if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+		defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // the connection may be gone
+	}
 	tooLarge := func() *apiError {
+		// Read on (up to a bound) before answering: a client that writes
+		// its whole body before it reads (no Expect: 100-continue) would
+		// otherwise meet a closed socket instead of the 413.
+		io.Copy(io.Discard, io.LimitReader(r.Body, discardLimit)) //nolint:errcheck // best effort
+		w.Header().Set("Connection", "close")
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Reason: "too_large",
 			Message: fmt.Sprintf("request body is larger than the gateway's limit of %s (gateway.max_body)", sizeText(s.gw.MaxBody))}
 	}
@@ -98,13 +116,31 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buf
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.gw.MaxBody))
 	var mbe *http.MaxBytesError
+	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
 		return tooLarge()
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
+			Reason:  "body_timeout",
+			Message: fmt.Sprintf("the request body did not arrive within %s (gateway.body_timeout): send it at once, or raise the limit", timeout)}
 	case err != nil:
 		return badRequest("", "could not read the request body: %v", err)
 	}
 	return nil
+}
+
+// discardLimit bounds what readBody reads past max_body before its 413.
+const discardLimit = 64 << 20
+
+// bodyTimeout returns the time a request body has to arrive
+// (gateway.body_timeout).
+func (s *Server) bodyTimeout() time.Duration {
+	if s.gw.BodyTimeout > 0 {
+		return s.gw.BodyTimeout
+	}
+	return config.DefaultBodyTimeout
 }
 
 // sizeText writes n bytes as "8 MiB", "512 KiB" or "1000 bytes".

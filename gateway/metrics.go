@@ -157,6 +157,11 @@ func newMetrics(s *Server) *metrics {
 				}
 			})
 		})
+	// What operators expect of any Go service, named as client_golang
+	// names it: go_goroutines, go_memstats_*, process_resident_memory_bytes,
+	// process_cpu_seconds_total, process_open_fds, ...
+	reg.RegisterGo()
+	reg.RegisterProcess()
 	// Every outcome of every route shows, at 0, from the first scrape.
 	for _, route := range s.routeNames {
 		for _, o := range []string{OutcomePrimarySuccess, OutcomeRetryRecovery, OutcomeFailoverRecovery,

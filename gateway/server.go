@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -55,7 +56,8 @@ type Config struct {
 //	POST /v1/messages           Anthropic messages, streamed or not
 //	GET  /v1/models[/{id}]      the routes and targets the client's key may use
 //	GET  /healthz, /readyz      liveness and readiness
-//	GET  /metrics               Prometheus metrics (a registry of its own)
+//	GET  /metrics               Prometheus metrics (a registry of its own),
+//	                            unless gateway.metrics_listen serves them apart
 //
 // A stream's response headers go out with its first output, so a failure
 // before it is still a plain HTTP error (429, 503, 504, 400, ...). When the
@@ -64,8 +66,13 @@ type Config struct {
 // x-detour-provider, -model, -attempts and -degraded headers then come as
 // trailers, and a failure as an error event of the same type and message.
 //
+// /metrics asks for the admin key of gateway.metrics_key_env when one is
+// set; without one it is open on a gateway without client keys (loopback
+// only) and closed (403) on a gateway with client keys, whose clients must
+// not read each other's routes and costs.
+//
 // A Server is safe for concurrent use. Serve it with Serve (which adds
-// graceful shutdown) or mount it in any http.Server.
+// graceful shutdown: Drain, Shutdown) or mount it in any http.Server.
 type Server struct {
 	file      *config.Config
 	gw        config.Gateway // with defaults
@@ -86,19 +93,23 @@ type Server struct {
 
 	metrics        *metrics
 	metricsHandler http.Handler
+	metricsKey     *[sha256.Size]byte // digest of gateway.metrics_key_env's key; nil: none
 
 	tmu     sync.Mutex               // guards targets
 	targets map[string]*router.Route // routes of directly named targets
+	direct  directModels             // models named directly, per provider, capped
 
-	draining  atomic.Bool
+	unready   atomic.Bool // /readyz answers 503: a drain began
+	draining  atomic.Bool // new requests are refused: the listener is closing
 	served    atomic.Bool // Serve runs: handler contexts descend from hard
 	hard      context.Context
 	hardStop  context.CancelFunc
 	active    sync.WaitGroup // chat handlers in flight
 	inflightN atomic.Int64   // the same, counted
 
-	mu  sync.Mutex // guards srv
-	srv *http.Server
+	mu   sync.Mutex // guards srv and msrv
+	srv  *http.Server
+	msrv *http.Server // ServeMetrics's
 }
 
 // maxTargetRoutes caps the cache of directly named targets' routes.
@@ -160,6 +171,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.keys = append(s.keys, ck)
 	}
+	if s.metricsKey, err = newMetricsKey(s.gw.MetricsKeyEnv, getenv, s.keys); err != nil {
+		return nil, err
+	}
 	s.hard, s.hardStop = context.WithCancel(context.Background())
 	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt}).Init()
 	s.metrics = newMetrics(s)
@@ -195,7 +209,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	case "/readyz":
 		switch {
-		case s.draining.Load():
+		case s.unready.Load() || s.draining.Load():
 			writeStatus(w, http.StatusServiceUnavailable, "draining")
 		case !s.ready:
 			writeStatus(w, http.StatusServiceUnavailable, "no provider key is set")
@@ -203,7 +217,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, http.StatusOK, "ready")
 		}
 	case "/metrics":
-		s.metricsHandler.ServeHTTP(w, r)
+		s.serveMetrics(w, r, false)
 	default:
 		if id, ok := strings.CutPrefix(p, "/v1/models/"); ok && id != "" {
 			if s.method(w, r, http.MethodGet, modelsDialect(r)) {
@@ -245,8 +259,13 @@ func writeStatus(w http.ResponseWriter, code int, text string) {
 // long streams (no write timeout). It returns http.ErrServerClosed after
 // Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
+	return s.serve(ln, s, &s.srv)
+}
+
+// serve serves h on ln with an http.Server it keeps in *slot for Shutdown.
+func (s *Server) serve(ln net.Listener, h http.Handler, slot **http.Server) error {
 	srv := &http.Server{
-		Handler:           s,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return s.hard },
@@ -257,24 +276,63 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		return http.ErrServerClosed
 	}
-	s.srv = srv
-	s.served.Store(true)
+	*slot = srv
+	if slot == &s.srv {
+		s.served.Store(true)
+	}
 	s.mu.Unlock()
 	return srv.Serve(ln)
 }
 
-// Shutdown stops the gateway gracefully: /readyz turns 503, new requests
-// are refused, and requests in flight (streams included) may finish within
-// gateway.drain_timeout (or until ctx ends, if sooner). Streams still
-// running then are ended with an error event and their upstream calls
-// cancelled. It returns nil when everything drained in time, else an error
-// saying how many requests were cut.
+// ErrDrainTimeout is the error of a Shutdown whose drain ran out of time
+// (or was cut short by its context) and cancelled requests in flight.
+var ErrDrainTimeout = errors.New("gateway: drain timeout")
+
+// DrainError is the error of a Shutdown that cancelled requests in flight:
+// it says how many. It matches ErrDrainTimeout.
+type DrainError struct {
+	// Cut is how many requests were still running, and were cancelled.
+	Cut int64
+}
+
+// Error says how many requests were cut.
+func (e *DrainError) Error() string {
+	return fmt.Sprintf("gateway: drain timeout: %d request(s) cut", e.Cut)
+}
+
+// Unwrap returns ErrDrainTimeout.
+func (e *DrainError) Unwrap() error { return ErrDrainTimeout }
+
+// Drain shuts the gateway down the way a load balancer needs: at once
+// /readyz answers 503 "draining", while the listener still accepts and
+// every request is served as before, for gateway.drain_delay (the time a
+// load balancer takes to see it and stop sending); then Shutdown. When ctx
+// ends (a second signal, say), it skips what is left of the delay and of
+// the drain: requests in flight are cancelled at once. It returns
+// Shutdown's error.
+func (s *Server) Drain(ctx context.Context) error {
+	s.unready.Store(true)
+	if d := s.gw.DrainDelay; d > 0 {
+		s.clk.Sleep(ctx, d)
+	}
+	return s.Shutdown(ctx)
+}
+
+// Shutdown stops the gateway gracefully: /readyz turns 503, the listener
+// closes and new requests are refused, and requests in flight (streams
+// included) may finish within gateway.drain_timeout (or until ctx ends, if
+// sooner). Requests still running then are cancelled: their upstream calls
+// end (the ledger records them), streams end with an error event, others
+// get a 503. A listener of ServeMetrics closes last. It returns nil when
+// everything drained in time, else a *DrainError saying how many requests
+// were cut.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.unready.Store(true)
 	s.draining.Store(true)
 	ctx, cancel := context.WithTimeout(ctx, s.gw.DrainTimeout)
 	defer cancel()
 	s.mu.Lock()
-	srv := s.srv
+	srv, msrv := s.srv, s.msrv
 	s.mu.Unlock()
 	drained := make(chan struct{})
 	go func() { s.active.Wait(); close(drained) }()
@@ -292,21 +350,39 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	select {
 	case <-drained:
 	case <-ctx.Done():
-		inflight := s.inflightN.Load()
-		s.hardStop() // every handler's context ends: streams send their error event
-		select {
-		case <-drained:
-		case <-time.After(2 * time.Second):
-		}
-		err = fmt.Errorf("gateway: drain timeout: %d request(s) cut", inflight)
+		err = s.cut(drained)
 	}
 	s.hardStop()
 	select {
 	case <-closed:
 	case <-time.After(2 * time.Second):
 	}
-	if srv != nil {
-		srv.Close()
+	for _, hs := range []*http.Server{srv, msrv} {
+		if hs != nil {
+			hs.Close()
+		}
 	}
 	return err
+}
+
+// cut cancels the requests still in flight, unless drained is closed
+// already, and waits (2 s at most) for their handlers to return, so that
+// their ledger records are written. It returns a *DrainError counting them,
+// or nil if there were none.
+func (s *Server) cut(drained <-chan struct{}) error {
+	select {
+	case <-drained:
+		return nil
+	default:
+	}
+	inflight := s.inflightN.Load()
+	s.hardStop() // every handler's context ends: streams send their error event
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+	}
+	if inflight == 0 {
+		return nil
+	}
+	return &DrainError{Cut: inflight}
 }

@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -37,10 +40,21 @@ type sseOut struct {
 	err       error // first write error: the client is gone
 	timer     *time.Timer
 	every     time.Duration
+	// rc sets the socket's write deadline: a client that stops reading
+	// fills the socket's buffers, a write waits, and writeTimeout after
+	// it began the write fails (stalled says so). The deadline is moved
+	// on at most every quarter of writeTimeout (setAt), not per write.
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+	setAt        time.Time
+	stalled      bool
 }
 
-func newSSEOut(w http.ResponseWriter, every time.Duration) *sseOut {
-	o := &sseOut{w: w, every: every}
+func newSSEOut(w http.ResponseWriter, every, writeTimeout time.Duration) *sseOut {
+	o := &sseOut{w: w, every: every, writeTimeout: writeTimeout}
+	if writeTimeout > 0 {
+		o.rc = http.NewResponseController(w)
+	}
 	o.flusher, _ = w.(http.Flusher)
 	o.mu.Lock() // tick reads o.timer
 	o.timer = time.AfterFunc(every, o.tick)
@@ -68,9 +82,10 @@ func (o *sseOut) sendLocked(b []byte, hold bool) error {
 	if !o.committed {
 		o.commitLocked()
 	}
+	o.deadlineLocked()
 	if _, err := o.w.Write(b); err != nil {
-		o.err = err
-		return err
+		o.failLocked(err)
+		return o.err
 	}
 	o.wrote = true
 	if hold {
@@ -84,10 +99,41 @@ func (o *sseOut) sendLocked(b []byte, hold bool) error {
 // flushLocked sends what the response has buffered.
 func (o *sseOut) flushLocked() {
 	o.held = false
+	if o.rc != nil {
+		o.deadlineLocked()
+		if err := o.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			o.failLocked(err)
+		}
+		return
+	}
 	if o.flusher != nil {
 		o.flusher.Flush()
 	} else if err := http.NewResponseController(o.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		o.err = err
+	}
+}
+
+// deadlineLocked moves the write deadline on to writeTimeout from now,
+// unless it was moved less than a quarter of writeTimeout ago.
+func (o *sseOut) deadlineLocked() {
+	if o.rc == nil {
+		return
+	}
+	if now := time.Now(); now.Sub(o.setAt) >= o.writeTimeout/4 {
+		if o.rc.SetWriteDeadline(now.Add(o.writeTimeout)) != nil {
+			o.rc = nil // not supported: no deadline, as before
+			return
+		}
+		o.setAt = now
+	}
+}
+
+// failLocked keeps the first write error, and whether the write deadline
+// (a client that stopped reading) caused it.
+func (o *sseOut) failLocked(err error) {
+	if o.err == nil {
+		o.err = err
+		o.stalled = errors.Is(err, os.ErrDeadlineExceeded)
 	}
 }
 
@@ -130,12 +176,23 @@ func (o *sseOut) tick() {
 	o.timer.Reset(o.every)
 }
 
-// stop ends the keep-alives; no write happens after it returns.
+// stop ends the keep-alives; no write happens after it returns. The write
+// deadline is cleared: the connection may serve another request.
 func (o *sseOut) stop() {
 	o.mu.Lock()
 	o.stopped = true
 	o.timer.Stop()
+	if o.rc != nil && !o.setAt.IsZero() {
+		o.rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the connection may be gone
+	}
 	o.mu.Unlock()
+}
+
+// clientStalled reports whether a write failed on the write deadline.
+func (o *sseOut) clientStalled() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stalled
 }
 
 // serveStream answers a request that asked for a stream. The router fails
@@ -144,7 +201,7 @@ func (o *sseOut) stop() {
 // never with another model's text.
 func (c *call) serveStream(ctx context.Context) {
 	s := c.s
-	out := newSSEOut(c.w, s.gw.KeepAlive)
+	out := newSSEOut(c.w, s.gw.KeepAlive, s.writeTimeout())
 	defer out.stop()
 	var enc streamEncoder
 	if c.d == anthropicDialect {
@@ -231,11 +288,34 @@ func (c *call) serveStream(ctx context.Context) {
 			break
 		}
 	}
+	if out.clientStalled() {
+		c.clientStalled(sr.Stream)
+	}
 	out.mu.Lock()
 	if out.early {
 		whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
 	}
 	out.mu.Unlock()
+}
+
+// writeTimeout returns the limit of one streamed write
+// (gateway.write_timeout).
+func (s *Server) writeTimeout() time.Duration {
+	if s.gw.WriteTimeout > 0 {
+		return s.gw.WriteTimeout
+	}
+	return config.DefaultWriteTimeout
+}
+
+// clientStalled ends a stream whose client stopped reading: the upstream
+// is cancelled at once, and the attempt is recorded client_stalled, not
+// the target's fault.
+func (c *call) clientStalled(st llm.Stream) {
+	wt := c.s.writeTimeout()
+	c.outcome, c.errText = OutcomeCanceled, fmt.Sprintf("the client stopped reading for %s (gateway.write_timeout)", wt)
+	if a, ok := st.(llm.Aborter); ok {
+		a.Abort(fmt.Errorf("%w for %s (gateway.write_timeout)", llm.ErrClientStalled, wt)) //nolint:errcheck // closing
+	}
 }
 
 // streamFailed ends a stream whose upstream failed after its first output:

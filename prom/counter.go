@@ -43,6 +43,16 @@ func addFloat(bits *atomic.Uint64, v float64) {
 	}
 }
 
+// CounterFunc registers a counter family whose series collect reports at
+// each scrape, for counts kept elsewhere (the CPU time the kernel counts,
+// say): each value it reports must never be less than the one it reported
+// for that series before. A scrape where it reports none leaves the family
+// out. Scrapes may call collect concurrently. It panics on an invalid or
+// taken name, an invalid label name or a label given twice.
+func (r *Registry) CounterFunc(name, help string, labels []string, collect CollectFunc) {
+	r.register(&funcFamily{d: newDesc(name, help, "counter", labels, ""), collect: collect}, name)
+}
+
 // CounterVec is a counter family: one Counter per combination of label
 // values. Safe for concurrent use.
 type CounterVec struct {

@@ -12,16 +12,19 @@ type desc struct {
 	name, help, typ string
 	labels          []string // as declared: the order of With's values
 	order           []int    // indexes into labels sorted by name: the output order
+	// extra is the label the type adds to some samples, after the
+	// family's own: "le" for a histogram, "quantile" for a summary, else "".
+	extra string
 }
 
 // newDesc checks name and labels and returns their desc. It panics on an
 // invalid metric or label name, a label given twice, or a label named
-// reserved (if not "").
+// reserved (if not ""), the label the type adds to some samples.
 func newDesc(name, help, typ string, labels []string, reserved string) *desc {
 	if !validMetricName(name) {
 		panic(fmt.Sprintf("prom: invalid metric name %q: want [a-zA-Z_:][a-zA-Z0-9_:]*", name))
 	}
-	d := &desc{name: name, help: help, typ: typ, labels: slices.Clone(labels), order: make([]int, len(labels))}
+	d := &desc{name: name, help: help, typ: typ, labels: slices.Clone(labels), order: make([]int, len(labels)), extra: reserved}
 	for i, l := range labels {
 		switch {
 		case !validLabelName(l):
@@ -97,12 +100,12 @@ func (d *desc) appendHeader(b []byte) []byte {
 }
 
 // appendName appends a sample's name (the family's plus suffix) and labels
-// in output order, then le="le" if le is not "", then the space before the
-// value.
-func (d *desc) appendName(b []byte, suffix string, values []string, le string) []byte {
+// in output order, then the type's extra label with value ev (le="0.5",
+// quantile="0.5") if ev is not "", then the space before the value.
+func (d *desc) appendName(b []byte, suffix string, values []string, ev string) []byte {
 	b = append(b, d.name...)
 	b = append(b, suffix...)
-	if len(d.order) > 0 || le != "" {
+	if len(d.order) > 0 || ev != "" {
 		b = append(b, '{')
 		for n, i := range d.order {
 			if n > 0 {
@@ -112,12 +115,13 @@ func (d *desc) appendName(b []byte, suffix string, values []string, le string) [
 			b = append(b, '=')
 			b = appendLabelValue(b, values[i])
 		}
-		if le != "" {
+		if ev != "" {
 			if len(d.order) > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `le=`...)
-			b = appendLabelValue(b, le)
+			b = append(b, d.extra...)
+			b = append(b, '=')
+			b = appendLabelValue(b, ev)
 		}
 		b = append(b, '}')
 	}

@@ -1,6 +1,7 @@
 package prom_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -20,8 +21,12 @@ func FuzzLabelValueRoundTrip(f *testing.F) {
 		reg.Counter("fuzz_total", "Fuzzed.", "v").With(v).Add(7)
 		reg.Histogram("fuzz_seconds", "Fuzzed.", []float64{1}, "v").With(v).Observe(0.5)
 		reg.GaugeFunc("fuzz_gauge", "Fuzzed.", []string{"v"}, func(emit func(float64, ...string)) { emit(3, v) })
+		reg.CounterFunc("fuzz_func_total", "Fuzzed.", []string{"v"}, func(emit func(float64, ...string)) { emit(4, v) })
+		reg.SummaryFunc("fuzz_summary", "Fuzzed.", []string{"v"}, func(emit func(prom.Summary, ...string)) {
+			emit(prom.Summary{Quantiles: []prom.Quantile{{Q: 0.5, V: 1}}, Sum: 2, Count: 3}, v)
+		})
 		mfs := parse(t, reg)
-		for _, name := range []string{"fuzz_total", "fuzz_seconds", "fuzz_gauge"} {
+		for _, name := range []string{"fuzz_total", "fuzz_seconds", "fuzz_gauge", "fuzz_func_total", "fuzz_summary"} {
 			ms := mfs[name].GetMetric()
 			if len(ms) != 1 {
 				t.Fatalf("%s: %d series, want 1", name, len(ms))
@@ -48,6 +53,27 @@ func FuzzHelpRoundTrip(f *testing.F) {
 		want := strings.TrimLeft(help, " \t")
 		if got := parse(t, reg)["fuzz_gauge"].GetHelp(); got != want {
 			t.Fatalf("help %q parsed back as %q, want %q", help, got, want)
+		}
+	})
+}
+
+func FuzzSummaryValuesRoundTrip(f *testing.F) {
+	f.Add(0.5, 0.001, 1.5, uint64(3))
+	f.Add(0.0, math.NaN(), math.Inf(1), uint64(0))
+	f.Add(1.0, math.Copysign(0, -1), 1e-300, uint64(1<<53))
+	f.Fuzz(func(t *testing.T, q, v, sum float64, count uint64) {
+		if count > 1<<53 {
+			t.Skip("the parser reads counts as float64: exact up to 2^53, more than any real count")
+		}
+		reg := prom.NewRegistry()
+		reg.SummaryFunc("fuzz_summary", "Fuzzed.", nil, func(emit func(prom.Summary, ...string)) {
+			emit(prom.Summary{Quantiles: []prom.Quantile{{Q: q, V: v}}, Sum: sum, Count: count})
+		})
+		s := parse(t, reg)["fuzz_summary"].GetMetric()[0].GetSummary()
+		same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+		if len(s.GetQuantile()) != 1 || !same(s.GetQuantile()[0].GetQuantile(), q) || !same(s.GetQuantile()[0].GetValue(), v) ||
+			!same(s.GetSampleSum(), sum) || s.GetSampleCount() != count {
+			t.Fatalf("summary {%v: %v} sum %v count %v parsed back as %v", q, v, sum, count, s)
 		}
 	})
 }

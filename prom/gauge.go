@@ -51,8 +51,9 @@ func (g *Gauge) appendTo(b []byte) []byte {
 // called after CollectFunc returns.
 type CollectFunc func(emit func(value float64, labelValues ...string))
 
-// gaugeFunc is a gauge family whose series a CollectFunc reports.
-type gaugeFunc struct {
+// funcFamily is a gauge or counter family whose series a CollectFunc
+// reports.
+type funcFamily struct {
 	d       *desc
 	collect CollectFunc
 }
@@ -62,7 +63,7 @@ type gaugeFunc struct {
 // call collect concurrently. It panics on an invalid or taken name, an
 // invalid label name or a label given twice.
 func (r *Registry) GaugeFunc(name, help string, labels []string, collect CollectFunc) {
-	r.register(&gaugeFunc{d: newDesc(name, help, "gauge", labels, ""), collect: collect}, name)
+	r.register(&funcFamily{d: newDesc(name, help, "gauge", labels, ""), collect: collect}, name)
 }
 
 // sample is one series reported by a CollectFunc.
@@ -73,7 +74,7 @@ type sample struct {
 
 // appendTo collects the series and appends them in the text format, sorted
 // by label values, or nothing if there are none.
-func (g *gaugeFunc) appendTo(b []byte) []byte {
+func (g *funcFamily) appendTo(b []byte) []byte {
 	var list []sample
 	g.collect(func(v float64, values ...string) {
 		g.d.checkValues(values)

@@ -73,3 +73,41 @@ func TestRegistry_PanicLeavesRegistryUsable(t *testing.T) {
 		t.Errorf("%d families, want 2", len(got))
 	}
 }
+
+func TestRegistry_NewFamiliesPanicWithClearMessage(t *testing.T) {
+	none := func(func(prom.Summary, ...string)) {}
+	tests := []struct {
+		name string
+		do   func(r *prom.Registry)
+		want string
+	}{
+		{"quantile on a summary", func(r *prom.Registry) { r.SummaryFunc("s", "S.", []string{"quantile"}, none) },
+			`label name "quantile" is reserved for a summary`},
+		{"summary series clash", func(r *prom.Registry) {
+			r.Gauge("s_count", "S.")
+			r.SummaryFunc("s", "S.", nil, none)
+		}, `the name "s_count" is taken by metric "s_count"`},
+		{"counter func twice", func(r *prom.Registry) {
+			r.CounterFunc("c_total", "C.", nil, func(func(float64, ...string)) {})
+			r.Counter("c_total", "C.")
+		}, `metric "c_total" registered twice`},
+		{"go metrics twice", func(r *prom.Registry) { r.RegisterGo(); r.RegisterGo() }, `metric "go_gc_duration_seconds" registered twice`},
+		{"go metrics over a taken name", func(r *prom.Registry) { r.Gauge("go_threads", "Mine."); r.RegisterGo() },
+			`metric "go_threads" registered twice`},
+		{"summary emitting the wrong labels", func(r *prom.Registry) {
+			r.SummaryFunc("s", "S.", []string{"a"}, func(emit func(prom.Summary, ...string)) { emit(prom.Summary{}) })
+			r.WriteTo(new(strings.Builder))
+		}, "0 label values for 1 labels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				got, _ := recover().(string)
+				if !strings.HasPrefix(got, "prom: ") || !strings.Contains(got, tt.want) {
+					t.Errorf("panic %q, want one containing %q", got, tt.want)
+				}
+			}()
+			tt.do(prom.NewRegistry())
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -32,26 +33,63 @@ func NewRegistry() *Registry { return new(Registry) }
 // register adds f, named name, whose samples are named name plus each of
 // suffixes (name alone if none). It panics if one of those names is taken.
 func (r *Registry) register(f family, name string, suffixes ...string) {
-	samples := []string{name}
+	r.registerGroup(f, sampleNames(name, suffixes...))
+}
+
+// names are a family's name and the names of its samples.
+type names struct {
+	family  string
+	samples []string
+}
+
+// sampleNames returns the names of family name, whose samples are named
+// name plus each of suffixes (name alone if none).
+func sampleNames(name string, suffixes ...string) names {
+	n := names{family: name, samples: []string{name}}
 	for _, s := range suffixes {
-		samples = append(samples, name+s)
+		n.samples = append(n.samples, name+s)
 	}
+	return n
+}
+
+// namesOf returns the names a family of d takes: a histogram's _bucket,
+// _sum and _count samples, a summary's _sum and _count.
+func namesOf(d *desc) names {
+	switch d.typ {
+	case "histogram":
+		return sampleNames(d.name, "_bucket", "_sum", "_count")
+	case "summary":
+		return sampleNames(d.name, "_sum", "_count")
+	}
+	return sampleNames(d.name)
+}
+
+// registerGroup adds f, which writes the families of all at once. It
+// panics if one of their sample names is taken, by another family or by
+// one of all.
+func (r *Registry) registerGroup(f family, all ...names) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.names == nil {
 		r.names = map[string]string{}
 	}
-	for _, s := range samples {
-		if owner, ok := r.names[s]; ok {
-			if owner == name {
-				panic(fmt.Sprintf("prom: metric %q registered twice", name))
+	taken := map[string]string{}
+	for _, n := range all {
+		for _, s := range n.samples {
+			owner, ok := r.names[s]
+			if !ok {
+				owner, ok = taken[s]
 			}
-			panic(fmt.Sprintf("prom: metric %q: the name %q is taken by metric %q", name, s, owner))
+			if ok {
+				if owner == n.family {
+					panic(fmt.Sprintf("prom: metric %q registered twice", n.family))
+				}
+				panic(fmt.Sprintf("prom: metric %q: the name %q is taken by metric %q", n.family, s, owner))
+			}
+			taken[s] = n.family
 		}
 	}
-	for _, s := range samples {
-		r.names[s] = name
-	}
+	maps.Copy(r.names, taken)
 	r.families = append(r.families, f)
 }
 
