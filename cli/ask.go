@@ -86,6 +86,9 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}
+	if err := checkStart(route, f.start); err != nil {
+		return withCode(ExitUsage, err)
+	}
 	sink, closeSink, err := openLedger(f.ledgerPath, env)
 	if err != nil {
 		return withCode(ExitConfig, err)
@@ -120,6 +123,24 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 			res.Target.ID(), time.Since(start).Round(time.Millisecond), sends(res.Attempts), deg)
 	}
 	return nil
+}
+
+// checkStart returns why --start names no candidate of route: a command
+// line mistake, told before any request is sent. Nil when start is empty
+// or names a provider or provider/model of the chain.
+func checkStart(route *router.Route, start string) error {
+	if start == "" {
+		return nil
+	}
+	if _, ok := route.Candidate(start); ok {
+		return nil
+	}
+	names := make([]string, 0, len(route.Chain))
+	for i := range route.Chain {
+		names = append(names, route.Chain[i].ID())
+	}
+	return fmt.Errorf("--start %q: route %q has no such candidate; name a provider or provider/model of its chain: %s",
+		start, route.Name, strings.Join(names, ", "))
 }
 
 // readPrompt takes the prompt from the arguments, or stdin when there are
@@ -238,6 +259,7 @@ func answerText(r *llm.Response) string {
 	return string(b)
 }
 
+// askJSON is what ask --json prints for an answer.
 type askJSON struct {
 	RequestID    string         `json:"request_id"`
 	Route        string         `json:"route"`
@@ -262,11 +284,33 @@ func answerJSON(res *router.Result, route string, took time.Duration) askJSON {
 	}
 }
 
+// failJSON is what ask --json prints when no answer came.
 type failJSON struct {
-	Error      string             `json:"error"`
-	Kind       string             `json:"kind,omitempty"`
-	RequestID  string             `json:"request_id,omitempty"`
-	Candidates []router.Candidate `json:"candidates,omitempty"`
+	Error      string          `json:"error"`
+	Kind       string          `json:"kind,omitempty"`
+	RequestID  string          `json:"request_id,omitempty"`
+	Candidates []candidateJSON `json:"candidates,omitempty"`
+}
+
+// candidateJSON is one candidate of a failed request, in the snake_case
+// keys of the rest of ask's JSON.
+type candidateJSON struct {
+	Target string `json:"target"`
+	Status string `json:"status,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	Sends  int    `json:"sends"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// candidatesJSON returns cs for failJSON.
+func candidatesJSON(cs []router.Candidate) []candidateJSON {
+	out := make([]candidateJSON, len(cs))
+	for i, c := range cs {
+		out[i] = candidateJSON{Target: c.Target, Status: c.Status, Kind: string(c.Kind), Scope: string(c.Scope),
+			Sends: c.Sends, Reason: c.Reason}
+	}
+	return out
 }
 
 // reportFailure prints err and maps it to the exit code.
@@ -282,7 +326,7 @@ func reportFailure(env Env, asJSON bool, err error) error {
 		out := failJSON{Error: err.Error()}
 		var re *router.Error
 		if errors.As(err, &re) {
-			out.Kind, out.RequestID, out.Candidates = string(re.Kind), re.RequestID, re.Candidates
+			out.Kind, out.RequestID, out.Candidates = string(re.Kind), re.RequestID, candidatesJSON(re.Candidates)
 		}
 		_ = json.NewEncoder(env.Stdout).Encode(out)
 	}

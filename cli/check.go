@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -56,6 +57,48 @@ type checkReport struct {
 	Breaker  checkBreaker `json:"breaker"`
 	Routes   []checkRoute `json:"routes"`
 	Warnings []string     `json:"warnings"`
+	// Errors is empty in a report: a config with errors gets a
+	// checkFailure instead.
+	Errors []checkError `json:"errors"`
+}
+
+// checkFailure is what check --json prints for a config that cannot be
+// used: every problem found.
+type checkFailure struct {
+	Config string       `json:"config"`
+	Errors []checkError `json:"errors"`
+}
+
+// checkError is one problem of a config. Line, column and field are left
+// out when unknown (a file that cannot be read, a config built from the
+// environment).
+type checkError struct {
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	// Text is the problem as check prints it: file:line:column: field: message.
+	Text string `json:"text"`
+}
+
+// checkErrors returns err's problems for check --json: each config.Error
+// it holds, else err as one problem.
+func checkErrors(err error) []checkError {
+	var out []checkError
+	var errs config.Errors
+	var one *config.Error
+	switch {
+	case errors.As(err, &errs):
+	case errors.As(err, &one):
+		errs = config.Errors{one}
+	default:
+		return []checkError{{Message: err.Error(), Text: err.Error()}}
+	}
+	for _, e := range errs {
+		out = append(out, checkError{File: e.File, Line: e.Line, Column: e.Column, Field: e.Field, Message: e.Msg, Text: e.Error()})
+	}
+	return out
 }
 
 func newCheck(env Env) *cobra.Command {
@@ -74,58 +117,105 @@ account takes the whole route down), when a paid target comes before a free
 one, when no key of a route is set, when a target sits past the budget's
 max_attempts or past fallback: false (so it is rarely or never reached), and
 when the first attempt's header_timeout or first_token can eat the time the
-budget keeps for the next candidates. Warnings do not change the exit code;
-an invalid config exits 4 with every problem's file:line:column.`,
+budget keeps for the next candidates. Warnings do not change the exit code.
+
+A config that cannot be used exits 4 with every problem's file:line:column:
+an invalid file, a file past the input limits (1 MiB, 64 levels of nesting),
+a provider key shorter than 8 characters (unless the provider is local), and
+whatever 'detour serve' would refuse: a client key variable (gateway.keys
+key_env) that is unset, or a listen address beyond loopback with no client
+keys. With --json the problems are printed as JSON too:
+{"config": FILE, "errors": [{"file", "line", "column", "field", "message", "text"}]}.`,
 		Example: `  detour check
   detour check --config ./detour.yaml --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd, env)
+			rep, err := runCheck(cmd, env)
 			if err != nil {
-				return err
-			}
-			routes, err := cfg.Build(config.BuildOptions{Getenv: env.Getenv})
-			if err != nil {
-				return withCode(ExitConfig, err)
-			}
-			rep := checkReport{Config: cfg.File, Warnings: cfg.Warnings(env.Getenv), Breaker: breakerReport(newBreaker(cfg).Settings())}
-			if rep.Config == "" {
-				rep.Config = "(no file: presets of the API key variables that are set)"
-			}
-			keys := map[string]config.KeyStatus{}
-			for _, k := range cfg.Keys(env.Getenv) {
-				keys[k.Target] = k
-			}
-			for _, name := range cfg.RouteNames() {
-				r, cr := routes[name], cfg.Routes[name]
-				out := checkRoute{Name: name, Budget: cr.BudgetName, Fallback: !r.NoFallback, Timeouts: timeoutsReport(r)}
-				if out.Budget == "" {
-					out.Budget = "custom"
+				if !asJSON {
+					return withCode(ExitConfig, err)
 				}
-				for _, k := range r.FailClosed {
-					out.FailClosed = append(out.FailClosed, string(k))
+				flag, _ := cmd.Flags().GetString("config")
+				out := checkFailure{Config: config.Path(flag, env.Getenv), Errors: checkErrors(err)}
+				if out.Config == "" {
+					out.Config = noFile
 				}
-				if r.FailClosed == nil {
-					out.FailClosed = []string{"invalid", "policy"}
+				if werr := writeJSON(env, out); werr != nil {
+					return withCode(ExitConfig, werr)
 				}
-				for i := range r.Chain {
-					t := &r.Chain[i]
-					k := keys[t.ID()]
-					out.Chain = append(out.Chain, checkTarget{Target: t.ID(), Pool: t.Pool, Key: k.String(), KeyEnv: k.KeyEnv})
-				}
-				rep.Routes = append(rep.Routes, out)
+				return withCode(ExitConfig, errPrinted)
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(env, rep)
 			}
 			printCheck(env, rep)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report (or the config's errors) as JSON")
 	return cmd
+}
+
+// noFile is what check shows for the config file when there is none.
+const noFile = "(no file: presets of the API key variables that are set)"
+
+// writeJSON writes v to stdout, indented.
+func writeJSON(env Env, v any) error {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// runCheck loads, validates and builds the config, checks what serve
+// would refuse (CheckServe), then reports on it. An error means the config
+// cannot be used.
+func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
+	flag, _ := cmd.Flags().GetString("config")
+	cfg, err := config.Open(flag, env.Getenv)
+	if err != nil {
+		return checkReport{}, err
+	}
+	if err := cfg.CheckServe(env.Getenv); err != nil {
+		return checkReport{}, err
+	}
+	routes, err := cfg.Build(config.BuildOptions{Getenv: env.Getenv})
+	if err != nil {
+		return checkReport{}, err
+	}
+	rep := checkReport{Config: cfg.File, Warnings: cfg.Warnings(env.Getenv), Breaker: breakerReport(newBreaker(cfg).Settings()),
+		Errors: []checkError{}}
+	if rep.Config == "" {
+		rep.Config = noFile
+	}
+	keys := map[string]config.KeyStatus{}
+	for _, k := range cfg.Keys(env.Getenv) {
+		keys[k.Target] = k
+	}
+	for _, name := range cfg.RouteNames() {
+		rep.Routes = append(rep.Routes, routeReport(name, routes[name], cfg.Routes[name], keys))
+	}
+	return rep, nil
+}
+
+// routeReport returns the report of the route called name, r as built and
+// cr as the config has it, with the key status of each target.
+func routeReport(name string, r *router.Route, cr config.Route, keys map[string]config.KeyStatus) checkRoute {
+	out := checkRoute{Name: name, Budget: cr.BudgetName, Fallback: !r.NoFallback, Timeouts: timeoutsReport(r)}
+	if out.Budget == "" {
+		out.Budget = "custom"
+	}
+	for _, k := range r.FailClosed {
+		out.FailClosed = append(out.FailClosed, string(k))
+	}
+	if r.FailClosed == nil {
+		out.FailClosed = []string{"invalid", "policy"}
+	}
+	for i := range r.Chain {
+		t := &r.Chain[i]
+		k := keys[t.ID()]
+		out.Chain = append(out.Chain, checkTarget{Target: t.ID(), Pool: t.Pool, Key: k.String(), KeyEnv: k.KeyEnv})
+	}
+	return out
 }
 
 // timeoutsReport returns r's limits, defaults applied.

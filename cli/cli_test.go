@@ -213,7 +213,7 @@ routes:
   same: {chain: [a/m, b/m]}
   order: {chain: [a/m, c/m]}
 `), 0o600)
-	code, out, errOut := run(t, map[string]string{"DETOUR_CONFIG": path, "A_KEY": "x", "B_KEY": "y", "C_KEY": "z"}, "", "check")
+	code, out, errOut := run(t, map[string]string{"DETOUR_CONFIG": path, "A_KEY": "a-key-123456", "B_KEY": "b-key-123456", "C_KEY": "c-key-123456"}, "", "check")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -303,7 +303,7 @@ routes:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"DETOUR_CONFIG": path, "A_KEY": "x", "B_KEY": "y"}
+	vars := map[string]string{"DETOUR_CONFIG": path, "A_KEY": "a-key-123456", "B_KEY": "b-key-123456"}
 	code, out, errOut := run(t, vars, "", "check")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)

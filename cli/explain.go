@@ -72,7 +72,8 @@ stream cut before its end, is explained like any failure.`,
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			ex, err := Explain(raw, provider, time.Now())
+			now := time.Now()
+			ex, err := Explain(raw, provider, now)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -81,7 +82,7 @@ stream cut before its end, is explained like any failure.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(ex)
 			}
-			printExplanation(env.Stdout, ex)
+			printExplanation(env.Stdout, ex, now)
 			return nil
 		},
 	}
@@ -202,7 +203,8 @@ func bodyAfterHeaders(raw, parsed []byte) []byte {
 	return parsed
 }
 
-func printExplanation(w io.Writer, ex *Explanation) {
+// printExplanation writes ex for people; now is when it was made.
+func printExplanation(w io.Writer, ex *Explanation, now time.Time) {
 	fmt.Fprintf(w, "kind:    %s\n", orDash(string(ex.Kind)))
 	fmt.Fprintf(w, "status:  %s\n", ex.Status)
 	fmt.Fprintf(w, "scope:   %s (%s)\n", orDash(string(ex.Scope)), scopeHelp(ex.Scope))
@@ -210,7 +212,7 @@ func printExplanation(w io.Writer, ex *Explanation) {
 		fmt.Fprintf(w, "wait:    %s\n", time.Duration(*ex.RetryAfterS*float64(time.Second)).Round(time.Millisecond))
 	}
 	if ex.ParkUntil != nil {
-		fmt.Fprintf(w, "parked:  until %s\n", ex.ParkUntil.Format(time.RFC3339))
+		fmt.Fprintf(w, "parked:  until %s\n", parkTime(*ex.ParkUntil, now))
 	}
 	fmt.Fprintf(w, "action:  %s (%s)\n", ex.Action, ex.Why)
 	fmt.Fprintf(w, "reason:  %s\n", ex.Reason)
@@ -218,6 +220,26 @@ func printExplanation(w io.Writer, ex *Explanation) {
 		fmt.Fprintf(w, "message: %s\n", ex.Detail)
 	}
 	fmt.Fprintln(w, actionHelp(ex))
+}
+
+// parkTime writes the end of a park as the CLI shows it, in UTC: the
+// time and zone when it is less than a day from now ("23:54:12 UTC (in
+// 5m3s)"), the date too when it is further ("2026-12-02 23:54:12 UTC (in
+// 26h0m0s)"), so a daily quota's reset is never mistaken for today's.
+func parkTime(until, now time.Time) string {
+	layout := "15:04:05 MST"
+	d := until.Sub(now)
+	if d >= 24*time.Hour || d <= -24*time.Hour {
+		layout = "2006-01-02 15:04:05 MST"
+	}
+	s := until.UTC().Format(layout)
+	switch d = d.Round(time.Second); {
+	case d > 0:
+		s += " (in " + d.String() + ")"
+	case d < 0:
+		s += " (" + (-d).String() + " ago)"
+	}
+	return s
 }
 
 func actionHelp(ex *Explanation) string {

@@ -40,10 +40,19 @@ func (c *Config) builder(opts BuildOptions) *builder {
 }
 
 // Build makes every route for the router. A target whose key variable is
-// unset gets a nil Client (the router skips it and records the skip); a
-// c is validated first.
+// unset gets a nil Client (the router skips it and records the skip). c is
+// validated first; then every provider key that is set (of the providers
+// declared and those the routes use) must be MinKeyLen characters or more,
+// unless the provider is Local (ErrShortKey).
 func (c *Config) Build(opts BuildOptions) (map[string]*router.Route, error) {
 	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if err := sorted(c.keyErrors(getenv)); err != nil {
 		return nil, err
 	}
 	b := c.builder(opts)
@@ -227,7 +236,9 @@ func (p Provider) endpoint() string {
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
-// client returns p's client: nil when p's key variable is unset.
+// client returns p's client: nil when p's key variable is unset; an error
+// wrapping ErrShortKey when the key is shorter than MinKeyLen and p is not
+// Local.
 func (b *builder) client(p Provider) (llm.Client, error) {
 	if cl, ok := b.clients[p.Name]; ok {
 		return cl, nil
@@ -237,6 +248,9 @@ func (b *builder) client(p Provider) (llm.Client, error) {
 		key = strings.TrimSpace(b.opts.Getenv(p.KeyEnv))
 		if key == "" {
 			return nil, nil
+		}
+		if e := b.c.shortKey(p, key); e != nil {
+			return nil, e
 		}
 	}
 	var h http.Header

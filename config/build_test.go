@@ -118,7 +118,7 @@ routes:
 
 func TestTargetRoute_ModelWithSlashes(t *testing.T) {
 	c := mustParse(t, buildSrc)
-	getenv := env(map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-test", "MINE_KEY": "k"})
+	getenv := env(map[string]string{"OPENROUTER_API_KEY": "sk-or-v1-test", "MINE_KEY": "mine-key-1"})
 	tests := []struct {
 		addr, provider, model string
 	}{

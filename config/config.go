@@ -281,9 +281,10 @@ func Open(flag string, getenv func(string) string) (*Config, error) {
 }
 
 // Load reads and validates the config file at path. A file that is wrong
-// yields Errors listing every problem found.
+// yields Errors listing every problem found. At most MaxFileSize bytes (and
+// one more) are read: a larger file is refused unread (ErrLimit).
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -292,7 +293,9 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes and validates one YAML document; name is used in messages.
 // Unknown fields are errors. A document that is wrong yields Errors listing
-// every problem found, in file order.
+// every problem found, in file order. A document past an input limit
+// (MaxFileSize, MaxDepth, MaxNodes, MaxEntries) is refused before it is
+// parsed, with one problem wrapping ErrLimit.
 func Parse(name string, data []byte) (*Config, error) {
 	c, errs, bad := decode(name, data)
 	if c != nil {

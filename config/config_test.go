@@ -144,8 +144,8 @@ func TestLoad_ExampleFile(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	keys := map[string]string{"GROQ_API_KEY": "gsk_test", "GROQ_API_KEY_2": "gsk_test2", "OPENROUTER_API_KEY": "x",
-		"DEEPSEEK_API_KEY": "y", "CEREBRAS_API_KEY": "z"}
+	keys := map[string]string{"GROQ_API_KEY": "gsk_test", "GROQ_API_KEY_2": "gsk_test2", "OPENROUTER_API_KEY": "sk-or-test",
+		"DEEPSEEK_API_KEY": "sk-ds-test", "CEREBRAS_API_KEY": "csk-test"}
 	if w := c.Warnings(env(keys)); len(w) != 0 {
 		t.Errorf("the example should draw no warning with every key set; got:\n%v", w)
 	}

@@ -43,7 +43,8 @@ type pair struct {
 	val  ast.Node
 }
 
-// decode parses data. The Config is nil only when the YAML cannot be read;
+// decode parses data. The Config is nil only when the YAML cannot be read
+// (or is past a limit of limits.go, checked before the parser sees it);
 // bad lists the fields whose value could not be read.
 func decode(name string, data []byte) (c *Config, errs Errors, bad map[string]bool) {
 	d := &decoder{
@@ -53,7 +54,12 @@ func decode(name string, data []byte) (c *Config, errs Errors, bad map[string]bo
 		anchors: map[string]ast.Node{},
 		keyHint: "PROVIDER_API_KEY",
 	}
-	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	tokens, e := tokenize(data, fileLimits)
+	if e != nil {
+		e.File = name
+		return nil, Errors{e}, nil
+	}
+	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, Errors{d.syntaxError(err)}, nil
 	}

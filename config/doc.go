@@ -5,8 +5,12 @@
 // only.
 //
 // Every problem in a file is reported at once, each as
-// "FILE:LINE:COLUMN: FIELD: what is wrong and how to fix it". With no file,
-// Default builds one route from the presets whose key variables are set.
+// "FILE:LINE:COLUMN: FIELD: what is wrong and how to fix it". A file past
+// an input limit (MaxFileSize, MaxDepth, MaxNodes, MaxEntries) is refused
+// before the YAML parser builds anything. CheckServe adds what `detour
+// serve` refuses beyond the file: keys too short, key variables unset. With
+// no file, Default builds one route from the presets whose key variables
+// are set.
 //
 //	c, err := config.Open(flagConfig, nil) // --config, $DETOUR_CONFIG, ./detour.yaml, or Default
 //	if err != nil {

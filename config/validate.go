@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/policy"
@@ -38,6 +39,9 @@ func (c *Config) validate(bad map[string]bool) Errors {
 	}
 	v.checkFailKinds("defaults", c.Defaults.FailClosedOn)
 	v.checkBudget("defaults", c.Defaults.Budget)
+	if c.Defaults.Budget != (policy.Budget{}) {
+		v.checkReserve("defaults", c.Defaults.Budget)
+	}
 	for _, name := range sortedKeys(c.Routes) {
 		v.route(name, c.Routes[name])
 	}
@@ -151,16 +155,52 @@ func (v *validator) provider(name string, p Provider) {
 			v.fail(f, true, ErrKeyInFile, "header %s carries a key, and keys never go in this file: "+
 				"delete it and write key_env: %s (detour sends the key as Authorization: Bearer)", h, envName(name))
 		case !headerName.MatchString(h):
-			v.fail(f, true, nil, "%s is not a valid HTTP header name", quote(h))
+			v.fail(f, true, nil, "%s is not a valid HTTP header name: use letters, digits and - "+
+				"(like X-Title), without spaces, colons or line breaks", quote(h))
+		case slices.Contains(managedHeaders, strings.ToLower(h)):
+			v.fail(f, true, nil, "header %s is set by detour and Go's HTTP client for each request, "+
+				"so this one would be dropped or break the request: delete it", h)
 		case looksSecret(p.Headers[h]) || looksRandom(p.Headers[h]):
 			v.fail(f, false, ErrKeyInFile, "this header value looks like a key, and keys never go in this file: "+
 				"delete it and write key_env: %s", envName(name))
+		default:
+			if i, c, bad := badHeaderByte(p.Headers[h]); bad {
+				v.fail(f, false, nil, "the value of header %s holds %s at byte %d, which no HTTP header value may hold "+
+					"(every request would fail): write it on one line, without control characters", h, c, i+1)
+			}
 		}
 	}
 }
 
 // headerName matches an HTTP header field name (RFC 9110 token).
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// managedHeaders are the headers, lower-cased, that a provider's headers:
+// cannot set: Go's client writes the framing ones itself (it drops these
+// from a request's header) and the hop-by-hop ones would change the
+// connection.
+var managedHeaders = []string{"host", "content-length", "transfer-encoding", "trailer", "te",
+	"connection", "keep-alive", "upgrade", "proxy-connection"}
+
+// badHeaderByte returns the first byte of v that an HTTP header value may
+// not hold (RFC 9110 field-value: a control character other than tab,
+// that is CR, LF, NUL and the rest below 0x20, or DEL), named for a
+// message; bad is false when there is none.
+func badHeaderByte(v string) (i int, name string, bad bool) {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\r':
+			return i, "a carriage return (CR, \\r)", true
+		case c == '\n':
+			return i, "a line feed (LF, \\n)", true
+		case c == 0:
+			return i, "a NUL byte (\\0)", true
+		case c < 0x20 && c != '\t' || c == 0x7f:
+			return i, fmt.Sprintf("the control character 0x%02X", c), true
+		}
+	}
+	return 0, "", false
+}
 
 // baseURL checks a provider's base_url.
 func (v *validator) baseURL(path string, p Provider) {
@@ -250,6 +290,44 @@ func (v *validator) route(name string, r Route) {
 		v.checkFailKinds(path, r.FailClosedOn) // the defaults' list is checked once, where it is written
 	}
 	v.checkBudget(path, r.Budget)
+	db := v.c.Defaults.route("", nil).Budget.WithDefaults()
+	rb := r.Budget.WithDefaults()
+	if rb.Deadline != db.Deadline || rb.Reserve != db.Reserve || db.Reserve < db.Deadline {
+		v.checkReserve(path, r.Budget) // the defaults' are checked once, at defaults:
+	}
+}
+
+// checkReserve refuses the budget of the route (or defaults:) at path when
+// its reserve, the time kept out of the deadline for the next candidates,
+// leaves the deadline nothing: the first attempt would get no time and no
+// retry would ever fit.
+func (v *validator) checkReserve(path string, b policy.Budget) {
+	w := b.WithDefaults()
+	if w.Reserve < w.Deadline || b.Reserve < 0 || b.Deadline < 0 {
+		return
+	}
+	bp := child(path, "budget")
+	field, reserve, deadline := bp, "", ""
+	for _, f := range []string{"deadline", "reserve"} {
+		if _, written := v.c.keyPos[child(bp, f)]; written {
+			field = child(bp, f)
+		}
+	}
+	if _, written := v.c.keyPos[child(bp, "reserve")]; !written {
+		reserve = " (the default)"
+	}
+	if _, written := v.c.keyPos[child(bp, "deadline")]; !written {
+		deadline = " (the default)"
+	}
+	fix := (w.Deadline / 6).Truncate(100 * time.Millisecond)
+	if w.Deadline >= 6*time.Second {
+		fix = fix.Truncate(time.Second)
+	}
+	fix = max(fix, time.Millisecond)
+	v.fail(field, true, nil, "budget reserve %s%s is not below the deadline %s%s: the reserve is the part of the "+
+		"deadline kept for the next candidates, so the first attempt would get no time and no retry would fit; "+
+		"lower it (like reserve: %s) or raise deadline above %s",
+		short(w.Reserve), reserve, short(w.Deadline), deadline, short(fix), short(w.Reserve))
 }
 
 // checkFailKinds checks the fail_closed_on list of the route (or defaults:) at path.
