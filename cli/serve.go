@@ -114,9 +114,8 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	if f.pprof != "" && !loopback(f.pprof) {
 		return withCode(ExitUsage, fmt.Errorf("--pprof %s: profiles are served on loopback only (e.g. 127.0.0.1:6060)", f.pprof))
 	}
-	if gw.Keyless() && !loopback(addr) {
-		return withCode(ExitConfig, fmt.Errorf("refusing to listen on %s without client keys: add gateway.keys to the config "+
-			"(key_env or sha256), or listen on 127.0.0.1", addr))
+	if err := config.ListenError(addr, cfg.Gateway); err != nil {
+		return withCode(ExitConfig, err) // the words of detour check
 	}
 	// Signals counted here too: main's signal.NotifyContext ends ctx at
 	// the first and drops the next, the one that stops at once.

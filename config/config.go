@@ -182,6 +182,9 @@ type RouteSettings struct {
 	HeaderTimeout, FirstToken, IdleTimeout, MaxDuration time.Duration
 	// Buffered holds each stream until it is complete (see router.Route).
 	Buffered bool
+	// MaxBuffer caps what a Buffered stream holds, in bytes (see
+	// router.Route); 0 means router.DefaultMaxBuffer.
+	MaxBuffer int
 	// Requires are the Offers words every target of the route must offer
 	// (data terms, most often: zero_retention, no_training, region-eu).
 	Requires []string

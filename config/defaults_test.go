@@ -219,7 +219,7 @@ routes:
   b: {chain: [groq/y]}
 `,
 		`detour.yaml:2:3: defaults.chain: a chain has no default: each route lists its own`,
-		`detour.yaml:3:3: defaults.budgett: unknown field "budgett" (did you mean "budget"? fields are: budget, fail_closed_on, fallback, header_timeout, first_token, idle_timeout, max_duration, buffered, requires)`,
+		`detour.yaml:3:3: defaults.budgett: unknown field "budgett" (did you mean "budget"? fields are: budget, fail_closed_on, fallback, header_timeout, first_token, idle_timeout, max_duration, buffered, max_buffer, requires)`,
 		// reported once, where it is written, not again for routes a and b
 		`detour.yaml:4:29: defaults.fail_closed_on[1]: unknown failure kind "polcy" (did you mean "policy"?`,
 		`detour.yaml:5:16: defaults.first_token: cannot be negative`,
@@ -266,7 +266,7 @@ func TestParse_HealthProblems(t *testing.T) {
 		`detour.yaml:3:13: health.open_for: 10 has no unit`,
 		`detour.yaml:4:18: health.wall_cooldown: must be more than 0`,
 		`detour.yaml:5:13: health.max_park: must be more than 0`,
-		`detour.yaml:6:3: health.threshold: unknown field "threshold" (did you mean "failure_threshold"? fields are: failure_threshold, open_for, wall_cooldown, max_park, probe_timeout)`,
+		`detour.yaml:6:3: health.threshold: unknown field "threshold" (did you mean "failure_threshold"? fields are: failure_threshold, open_for, wall_cooldown, max_park, probe_timeout, forget)`,
 	)
 	wantProblems(t, "health:\n  failure_threshold: many\n", `detour.yaml:2:22: health.failure_threshold: expected a whole number, got text`)
 	wantProblems(t, "breaker: {open_for: 5s}\ndefault: {buffered: true}\n",

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -20,9 +21,9 @@ var (
 	targetFields   = []string{"family", "context", "max_output", "price", "offers"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
-		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "requires"}
+		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "requires"}
 	defaultsFields = routeFields[1:]
-	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout"}
+	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget"}
 	budgetFields   = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
@@ -294,6 +295,14 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 		if b, ok := d.boolean(f.val, fp); ok {
 			r.Buffered = b
 		}
+	case "max_buffer":
+		if n, ok := d.size(f.val, fp); ok {
+			if n > math.MaxInt32 {
+				d.failf(f.val, fp, "%d bytes is more than a stream may hold; at most 2GiB", n)
+			} else {
+				r.MaxBuffer = int(n)
+			}
+		}
 	default:
 		d.unknown(f, path, allowed)
 	}
@@ -332,6 +341,8 @@ func (d *decoder) health(n ast.Node) {
 			s.MaxPark, _ = d.duration(p.val, fp)
 		case "probe_timeout":
 			s.ProbeTimeout, _ = d.duration(p.val, fp)
+		case "forget":
+			s.Forget, _ = d.duration(p.val, fp)
 		default:
 			d.unknown(p, path, healthFields)
 		}

@@ -164,6 +164,11 @@ func New(cfg Config) (*Server, error) {
 			}
 		}
 	}
+	// What `detour check` refuses, in its words (unset client and metrics
+	// key variables, short provider keys), before the gateway's own checks.
+	if err := cfg.File.CheckEnv(getenv); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	for _, k := range s.gw.Keys {
 		ck, err := newClientKey(k, getenv, routes)
 		if err != nil {

@@ -224,7 +224,7 @@ func (w *walk) skipParked(t *Target, parked *health.ParkedError) {
 	case end:
 		what = "endpoint " + endpointName(t) + " "
 	}
-	reason := what + "parked until " + parked.Until.UTC().Format("15:04:05")
+	reason := what + "parked until " + untilText(parked.Until, w.clk.Now())
 	if parked.State == health.HalfOpen {
 		reason = what + "probe in flight"
 	}
@@ -648,4 +648,14 @@ func fullReason(f classify.Failure) string {
 		}
 	}
 	return f.Reason + " — " + d
+}
+
+// untilText writes the end of a park for a reason: its time and zone, and
+// its date too when it is a day away or more.
+func untilText(until, now time.Time) string {
+	layout := "15:04:05 MST"
+	if d := until.Sub(now); d >= 24*time.Hour || d <= -24*time.Hour {
+		layout = "2006-01-02 15:04:05 MST"
+	}
+	return until.UTC().Format(layout)
 }
