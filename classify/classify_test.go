@@ -316,6 +316,13 @@ func TestClassify_Wall(t *testing.T) {
 			kind: classify.Wall, retryAfter: time.Hour, reason: "; resets in 1h",
 		},
 		{
+			// A Retry-After too large for any wait is a far reset: a wall
+			// that parks, not a value to ignore and retry after a backoff.
+			name: "RetryAfterBeyondAnyWait", status: 429, header: hdr("Retry-After", "99999999999999999999999"),
+			body: `{"error":{"code":"429","message":"Requests have exceeded the token rate limit."}}`,
+			kind: classify.Wall, retryAfter: 100 * 365 * 24 * time.Hour,
+		},
+		{
 			// OpenAI: remaining 0 with a far reset (P: 1.2 header forms).
 			name: "RemainingZeroFarReset", status: 429,
 			header: hdr("X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "6m0s",
