@@ -524,3 +524,16 @@ func TestBreaker_ForgetsWhatNothingHolds(t *testing.T) {
 		t.Fatalf("%d entries, want 5: swept again within a minute", n)
 	}
 }
+
+// Rule 10 holds across forgetting: a park longer than Forget still ends
+// in one probe, not in an entry forgotten the moment its park is over.
+func TestBreaker_LongParkEndsInOneProbeNotForgotten(t *testing.T) {
+	b := New(Settings{Forget: 10 * time.Minute})
+	b.Park("p/m", t0.Add(time.Hour), "quota", t0)
+	end := t0.Add(time.Hour + time.Minute)
+	b.Park("p/other", end.Add(time.Minute), "wall", end) // a write: the store is swept
+	if p := allow(t, b, "p/m", end); !p.Probe {
+		t.Fatalf("after the hour's park: permit %+v, want the one probe", p)
+	}
+	refused(t, b, "p/m", end)
+}

@@ -42,12 +42,17 @@ type Entry struct {
 }
 
 // forgettable reports whether e holds nothing the breaker still needs at
-// now (no park, no probe out) and was last written forget ago or more.
+// now: forget has passed since its last write, the end of its park and
+// the end of its probe, whichever came last. Until then an ended park
+// still gives its one probe (half-open), however long the park was.
 func forgettable(e Entry, now time.Time, forget time.Duration) bool {
-	if e.State == Open && now.Before(e.Until) || !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil) {
-		return false
+	last := e.Touched
+	for _, t := range []time.Time{e.Until, e.ProbeUntil} {
+		if t.After(last) {
+			last = t
+		}
 	}
-	return !now.Before(e.Touched.Add(forget))
+	return !now.Before(last.Add(forget))
 }
 
 // Store keeps breaker entries. The memory store is the only one today; a
