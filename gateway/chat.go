@@ -116,10 +116,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	}
 	if ae == nil {
 		c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
-		c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
-	}
-	if ae == nil {
 		ae = c.resolve()
+	}
+	if ae == nil && c.route.ReadsNeeds(d.String()) {
+		// Only a target of another dialect, or one that says what it
+		// offers, looks at what the body carries: a route of the client's
+		// dialect alone sends it raw, unread.
+		c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
 	}
 	if ae == nil {
 		ae = c.options()

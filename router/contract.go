@@ -77,6 +77,20 @@ func contract(t *Target, req *llm.Request, route *Route) (missing, dropped []str
 // closed instead of trying the next target.
 func reasoningNeed(need string) bool { return need == "thinking" || need == "reasoning_effort" }
 
+// ReadsNeeds reports whether a request of dialect on r may have its Needs
+// (and Reasoning) read before a send: when a target of r speaks another
+// dialect, or declares what it offers. A caller that builds Needs by
+// scanning the body may skip the scan otherwise: every target then gets
+// the body raw, whatever it carries.
+func (r *Route) ReadsNeeds(dialect string) bool {
+	for i := range r.Chain {
+		if t := &r.Chain[i]; t.Dialect != dialect || t.Offers != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // capabilities are what req uses that a target may not offer, in the
 // words of Target.Offers: images, documents, audio, tools, json_schema,
 // reasoning.

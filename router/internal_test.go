@@ -22,3 +22,24 @@ func TestUntilText(t *testing.T) {
 		}
 	}
 }
+
+// A route reads a request's needs only where a target would: one of
+// another dialect, or one that declares what it offers.
+func TestRoute_ReadsNeeds(t *testing.T) {
+	same := Target{Provider: "a", Model: "m", Dialect: "openai"}
+	other := Target{Provider: "b", Model: "m", Dialect: "anthropic"}
+	offers := Target{Provider: "c", Model: "m", Dialect: "openai", Offers: []string{"tools"}}
+	for _, c := range []struct {
+		chain []Target
+		want  bool
+	}{
+		{[]Target{same}, false},
+		{[]Target{same, same}, false},
+		{[]Target{same, other}, true},
+		{[]Target{offers}, true},
+	} {
+		if got := (&Route{Chain: c.chain}).ReadsNeeds("openai"); got != c.want {
+			t.Errorf("ReadsNeeds(%+v) = %v, want %v", c.chain, got, c.want)
+		}
+	}
+}
