@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -111,7 +110,7 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	if addr == "" {
 		addr = gw.Addr()
 	}
-	if f.pprof != "" && !loopback(f.pprof) {
+	if f.pprof != "" && !config.LoopbackAddr(f.pprof) {
 		return withCode(ExitUsage, fmt.Errorf("--pprof %s: profiles are served on loopback only (e.g. 127.0.0.1:6060)", f.pprof))
 	}
 	if err := config.ListenError(addr, cfg.Gateway); err != nil {
@@ -228,17 +227,4 @@ func secondSignal(ctx context.Context, sigs <-chan os.Signal) (context.Context, 
 		cancel()
 	}()
 	return hurry, cancel
-}
-
-// loopback reports whether addr (host:port) listens on loopback only.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -134,13 +134,21 @@ func TestServe_DrainTimeoutCancelsWhatIsLeftAndExitsZero(t *testing.T) {
 	s, got, book := hangingServe(t, ctx, "drain_timeout: 200ms")
 	start := time.Now()
 	cancel()
+	wantCut(t, s, start, "drain timeout (200ms): cancelled 1 request(s) still in flight", got, book)
+}
+
+// wantCut checks a serve stopped soon after start with exit 0 and the line
+// want on stderr, its hanging request cut with a 503 and the attempt in
+// the ledger as cancelled.
+func wantCut(t *testing.T, s *served, start time.Time, want string, got <-chan int, book string) {
+	t.Helper()
 	if c := s.stopped(t); c != ExitOK {
-		t.Errorf("exit code %d after a drain timeout, want 0; stderr:\n%s", c, s.errb.String())
+		t.Errorf("exit code %d, want 0; stderr:\n%s", c, s.errb.String())
 	}
 	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("stopped after %s, want soon after drain_timeout (200ms)", d)
+		t.Errorf("stopped %s after it was asked to, want soon", d)
 	}
-	if want := "drain timeout (200ms): cancelled 1 request(s) still in flight"; !strings.Contains(s.errb.String(), want) {
+	if !strings.Contains(s.errb.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, s.errb.String())
 	}
 	if code := <-got; code != http.StatusServiceUnavailable {
@@ -166,21 +174,7 @@ func TestServe_SecondSignalStopsAtOnce(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if c := s.stopped(t); c != ExitOK {
-		t.Errorf("exit code %d, stderr:\n%s", c, s.errb.String())
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("stopped %s after the second signal, want at once", d)
-	}
-	if want := "second signal: cancelled 1 request(s) in flight"; !strings.Contains(s.errb.String(), want) {
-		t.Errorf("stderr lacks %q:\n%s", want, s.errb.String())
-	}
-	if code := <-got; code != http.StatusServiceUnavailable {
-		t.Errorf("the cut request got %d, want 503", code)
-	}
-	if !canceledInLedger(t, book) {
-		t.Error("the ledger does not record the cancelled attempt")
-	}
+	wantCut(t, s, start, "second signal: cancelled 1 request(s) in flight", got, book)
 }
 
 func TestSecondSignal_CountsTheSignalThatEndedTheContext(t *testing.T) {

@@ -191,16 +191,17 @@ func (c *Config) gatewayEnv(getenv func(string) string) Errors {
 // gateway answers anyone who reaches it with the providers' keys, so it
 // listens on loopback only (localhost or a loopback IP).
 func ListenError(addr string, g Gateway) error {
-	if len(g.Keys) > 0 || loopbackAddr(addr) {
+	if len(g.Keys) > 0 || LoopbackAddr(addr) {
 		return nil
 	}
 	return fmt.Errorf("refusing to listen on %s without client keys: add gateway.keys to the config "+
 		"(key_env or sha256), or listen on 127.0.0.1", addr)
 }
 
-// loopbackAddr reports whether addr (host:port) listens on loopback only,
-// as `detour serve` reads it: the host is localhost or a loopback IP.
-func loopbackAddr(addr string) bool {
+// LoopbackAddr reports whether addr (host:port) listens on loopback only,
+// as `detour serve` reads it for its listeners: the host is localhost or
+// a loopback IP.
+func LoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false

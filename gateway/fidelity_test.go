@@ -84,19 +84,27 @@ func fidelityGateway(t *testing.T) (*recorder, *httptest.Server, *ledger.Memory)
 // /gem/v1beta).
 func corpusGateway(t *testing.T, upstream http.Handler) (*httptest.Server, *ledger.Memory) {
 	t.Helper()
-	up := httptest.NewServer(upstream)
-	t.Cleanup(up.Close)
-	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(`providers:
+	return yamlGateway(t, upstream, `providers:
   up:  {dialect: openai, base_url: %[1]s/up/v1, key_env: UP_KEY}
   upa: {dialect: anthropic, base_url: %[1]s/upa, key_env: UP_KEY}
   gem: {dialect: gemini, base_url: %[1]s/gem/v1beta, key_env: UP_KEY}
-`, up.URL)))
+`)
+}
+
+// yamlGateway serves the config yaml, a format whose %[1]s is the URL of
+// upstream (served by httptest), with a ledger in memory; UP_KEY holds
+// upstreamKey and APP_KEY clientKey.
+func yamlGateway(t *testing.T, upstream http.Handler, yaml string) (*httptest.Server, *ledger.Memory) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(yaml, up.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	book := &ledger.Memory{}
-	gw, err := gateway.New(gateway.Config{File: cfg, Ledger: book,
-		Getenv: func(k string) string { return map[string]string{"UP_KEY": upstreamKey}[k] }})
+	env := map[string]string{"UP_KEY": upstreamKey, "APP_KEY": clientKey}
+	gw, err := gateway.New(gateway.Config{File: cfg, Ledger: book, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,11 @@
 package gateway_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/gateway"
 	"github.com/detourhq/detour/ledger"
 )
 
@@ -16,27 +13,13 @@ import (
 // declared to reason (offers: [reasoning]) and once not.
 func reasoningGateway(t *testing.T, up http.Handler) (*httptest.Server, *ledger.Memory) {
 	t.Helper()
-	us := httptest.NewServer(up)
-	t.Cleanup(us.Close)
-	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(`providers:
+	return yamlGateway(t, up, `providers:
   up:   {dialect: openai, base_url: %[1]s/up/v1, key_env: UP_KEY}
   upr:  {dialect: openai, base_url: %[1]s/up/v1, key_env: UP_KEY, offers: [reasoning, tools]}
   upa:  {dialect: anthropic, base_url: %[1]s/upa, key_env: UP_KEY}
   upar: {dialect: anthropic, base_url: %[1]s/upa, key_env: UP_KEY, offers: [reasoning, tools]}
   gemr: {dialect: gemini, base_url: %[1]s/gem/v1beta, key_env: UP_KEY, offers: [reasoning]}
-`, us.URL)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	book := &ledger.Memory{}
-	gw, err := gateway.New(gateway.Config{File: cfg, Ledger: book,
-		Getenv: func(k string) string { return map[string]string{"UP_KEY": upstreamKey}[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(gw)
-	t.Cleanup(ts.Close)
-	return ts, book
+`)
 }
 
 // A client's reasoning_effort or thinking reaches a target of another

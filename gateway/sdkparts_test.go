@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +14,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/gateway"
 	"github.com/detourhq/detour/ledger"
 )
 
@@ -28,7 +25,7 @@ func TestSDK_OpenAIImageFallsBackToAnthropic(t *testing.T) {
 	var mu sync.Mutex
 	var anthropicBody []byte
 	openaiSends := 0
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
@@ -42,27 +39,15 @@ func TestSDK_OpenAIImageFallsBackToAnthropic(t *testing.T) {
 		anthropicBody = b
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(surfaces[1].answer) //nolint:errcheck // a test upstream
-	}))
-	t.Cleanup(up.Close)
-	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(`providers:
+	})
+	ts, book := yamlGateway(t, up, `providers:
   up:  {dialect: openai, base_url: %[1]s/up/v1, key_env: UP_KEY}
   upa: {dialect: anthropic, base_url: %[1]s/upa, key_env: UP_KEY}
 routes:
   vision:
     chain: [up/gpt-4o, upa/claude-sonnet-4-5]
     budget: {max_per_target: 1}
-`, up.URL)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	book := &ledger.Memory{}
-	gw, err := gateway.New(gateway.Config{File: cfg, Ledger: book,
-		Getenv: func(k string) string { return map[string]string{"UP_KEY": upstreamKey}[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(gw)
-	t.Cleanup(ts.Close)
+`)
 
 	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
 	var resp *http.Response

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/gateway"
 	"github.com/detourhq/detour/ledger"
 )
 
@@ -24,7 +22,7 @@ func slowClientGateway(t *testing.T) (ts *httptest.Server, book *ledger.Memory, 
 	cancelled = make(chan struct{})
 	var once atomic.Bool
 	big := strings.Repeat("x", 64<<10)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(readAll(r), `"stream":true`) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(surfaces[0].answer) //nolint:errcheck // a test upstream
@@ -41,10 +39,9 @@ func slowClientGateway(t *testing.T) (ts *httptest.Server, book *ledger.Memory, 
 				return
 			}
 		}
-	}))
-	t.Cleanup(up.Close)
-	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(`providers:
-  up: {dialect: openai, base_url: %s/v1, key_env: UP_KEY}
+	})
+	ts, book = yamlGateway(t, up, `providers:
+  up: {dialect: openai, base_url: %[1]s/v1, key_env: UP_KEY}
 routes:
   main: {chain: [up/m]}
 gateway:
@@ -52,18 +49,7 @@ gateway:
   write_timeout: 300ms
   keys:
     app: {key_env: APP_KEY, max_concurrent: 1}
-`, up.URL)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	book = &ledger.Memory{}
-	gw, err := gateway.New(gateway.Config{File: cfg, Ledger: book,
-		Getenv: func(k string) string { return map[string]string{"UP_KEY": upstreamKey, "APP_KEY": clientKey}[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts = httptest.NewServer(gw)
-	t.Cleanup(ts.Close)
+`)
 	return ts, book, cancelled
 }
 

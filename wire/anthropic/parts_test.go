@@ -1,11 +1,10 @@
 package anthropic
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // Test payloads: a 1x1 PNG and a minimal PDF, base64.
@@ -43,17 +42,7 @@ func TestEncodeRequest_Parts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := EncodeRequest(&llm.Request{Model: "claude-sonnet-4-5", Messages: []llm.Message{tt.msg}}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var body struct {
-				Messages []json.RawMessage `json:"messages"`
-			}
-			if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) != 1 {
-				t.Fatalf("body %s: %v", b, err)
-			}
-			if got := string(body.Messages[0]); got != tt.want {
+			if got := wiretest.OnlyMessage(t, encode, "messages", "claude-sonnet-4-5", tt.msg); got != tt.want {
 				t.Errorf("turn\n got %s\nwant %s", got, tt.want)
 			}
 		})
@@ -76,26 +65,19 @@ func TestEncodeRequest_PartErrors(t *testing.T) {
 			Parts: []llm.Part{{Kind: llm.PartAudio, Data: "UklGRiwA", MediaType: "audio/wav"}}}},
 		{"unknown kind", "unknown part kind", llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: "video", URL: "x"}}}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := EncodeRequest(&llm.Request{Messages: []llm.Message{tt.msg}}, false)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("EncodeRequest = %s, %v; want an error saying %q", b, err, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wiretest.WantEncodeError(t, encode, tt.msg, tt.want) })
 	}
 }
 
 // Carries says yes to what EncodeRequest writes and no to the rest.
 func TestClient_CarriesParts(t *testing.T) {
-	c := &Client{}
-	for need, want := range map[string]bool{
+	wiretest.WantCarries(t, &Client{}, map[string]bool{
 		llm.NeedImage: true, llm.NeedImageURL: true, llm.NeedImage + " (image/gif)": true, llm.NeedDocument: true,
 		llm.NeedDocumentURL: true, llm.NeedDocument + " (text/plain)": true, llm.NeedDocumentTitle: true, "response_format": true,
 		llm.NeedImageDetail: false, llm.NeedImage + " (image/heic)": false, llm.NeedAudio: false, "file input": false,
 		"citations": false, "context": false,
-	} {
-		if got := c.Carries(need); got != want {
-			t.Errorf("Carries(%q) = %v, want %v", need, got, want)
-		}
-	}
+	})
 }
+
+// encode is EncodeRequest for one whole answer.
+var encode wiretest.Encoder = func(r *llm.Request) ([]byte, error) { return EncodeRequest(r, false) }

@@ -2,11 +2,10 @@ package gemini
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // Test payloads: a 1x1 PNG and a minimal PDF, base64.
@@ -43,17 +42,7 @@ func TestEncodeRequest_Parts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := EncodeRequest(&llm.Request{Model: "gemini-2.5-flash", Messages: []llm.Message{tt.msg}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var body struct {
-				Contents []json.RawMessage `json:"contents"`
-			}
-			if err := json.Unmarshal(b, &body); err != nil || len(body.Contents) != 1 {
-				t.Fatalf("body %s: %v", b, err)
-			}
-			if got := string(body.Contents[0]); got != tt.want {
+			if got := wiretest.OnlyMessage(t, encode, "contents", "gemini-2.5-flash", tt.msg); got != tt.want {
 				t.Errorf("content\n got %s\nwant %s", got, tt.want)
 			}
 		})
@@ -74,27 +63,20 @@ func TestEncodeRequest_PartErrors(t *testing.T) {
 		{"tool with parts", "tool message with parts", llm.Message{Role: llm.RoleTool, ToolCallID: "c", Name: "f", Parts: img}},
 		{"unknown kind", "unknown part kind", llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: "video", URL: "x"}}}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := EncodeRequest(&llm.Request{Messages: []llm.Message{tt.msg}})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("EncodeRequest = %s, %v; want an error saying %q", b, err, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wiretest.WantEncodeError(t, encode, tt.msg, tt.want) })
 	}
 }
 
 // Carries says yes to inline media (audio too) and no to URLs, GIF and
 // titles.
 func TestClient_CarriesParts(t *testing.T) {
-	c := &Client{}
-	for need, want := range map[string]bool{
+	wiretest.WantCarries(t, &Client{}, map[string]bool{
 		llm.NeedImage: true, llm.NeedImage + " (image/heic)": true, llm.NeedDocument: true,
 		llm.NeedDocument + " (text/plain)": true, "response_format": true,
 		llm.NeedImageURL: false, llm.NeedDocumentURL: false, llm.NeedImage + " (image/gif)": false,
 		llm.NeedDocumentTitle: false, llm.NeedImageDetail: false, llm.NeedAudio: true, "file input": false,
-	} {
-		if got := c.Carries(need); got != want {
-			t.Errorf("Carries(%q) = %v, want %v", need, got, want)
-		}
-	}
+	})
 }
+
+// encode is EncodeRequest for one whole answer.
+var encode wiretest.Encoder = EncodeRequest

@@ -1,11 +1,10 @@
 package openai
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
 // Test payloads: a 1x1 PNG and a minimal PDF, base64.
@@ -46,17 +45,7 @@ func TestEncodeRequest_Parts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := EncodeRequest(&llm.Request{Model: "gpt-4o", Messages: []llm.Message{tt.msg}}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var body struct {
-				Messages []json.RawMessage `json:"messages"`
-			}
-			if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) != 1 {
-				t.Fatalf("body %s: %v", b, err)
-			}
-			if got := string(body.Messages[0]); got != tt.want {
+			if got := wiretest.OnlyMessage(t, encode, "messages", "gpt-4o", tt.msg); got != tt.want {
 				t.Errorf("message\n got %s\nwant %s", got, tt.want)
 			}
 		})
@@ -83,26 +72,19 @@ func TestEncodeRequest_PartErrors(t *testing.T) {
 		{"system with parts", "system message with parts", llm.Message{Role: llm.RoleSystem, Parts: img}},
 		{"tool with parts", "tool message with parts", llm.Message{Role: llm.RoleTool, ToolCallID: "c", Parts: img}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := EncodeRequest(&llm.Request{Messages: []llm.Message{tt.msg}}, false)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("EncodeRequest = %s, %v; want an error saying %q", b, err, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wiretest.WantEncodeError(t, encode, tt.msg, tt.want) })
 	}
 }
 
 // Carries says yes to what EncodeRequest writes and no to the rest.
 func TestClient_CarriesParts(t *testing.T) {
-	c := &Client{}
-	for need, want := range map[string]bool{
+	wiretest.WantCarries(t, &Client{}, map[string]bool{
 		llm.NeedImage: true, llm.NeedImageURL: true, llm.NeedImage + " (image/gif)": true, llm.NeedDocument: true,
 		llm.NeedDocumentTitle: true, "response_format": true,
 		llm.NeedDocumentURL: false, llm.NeedDocument + " (text/plain)": false, llm.NeedImageDetail: false,
 		llm.NeedImage + " (image/heic)": false, llm.NeedAudio: true, llm.NeedAudio + " (audio/flac)": false, "file input": false,
-	} {
-		if got := c.Carries(need); got != want {
-			t.Errorf("Carries(%q) = %v, want %v", need, got, want)
-		}
-	}
+	})
 }
+
+// encode is EncodeRequest for one whole answer.
+var encode wiretest.Encoder = func(r *llm.Request) ([]byte, error) { return EncodeRequest(r, false) }
