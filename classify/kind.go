@@ -58,7 +58,8 @@ type Failure struct {
 	// "stream_error", "net_timeout", "net_reset", "net_refused",
 	// "net_truncated", "net_dns", "net_tls", "net_error", "canceled", and
 	// detour's own limits "header_timeout", "first_token_timeout",
-	// "idle_timeout", "deadline", "max_duration" (constants in status.go).
+	// "idle_timeout", "deadline", "max_duration", "max_buffer" (constants
+	// in status.go).
 	Status string `json:"status"`
 	// Scope is what the failure says about the rest of the chain: this
 	// attempt only, this target, every target of the account (the
@@ -67,7 +68,8 @@ type Failure struct {
 	// Silent is set when the target stayed silent until one of detour's
 	// limits expired (no headers, no first token, a stall, the deadline):
 	// another send to it would likely wait as long, so the walk moves on
-	// instead of retrying it.
+	// instead of retrying it. A buffered answer dropped past max_buffer is
+	// Silent too: the same send would likely run away again.
 	Silent bool `json:"silent,omitempty"`
 	// Code is the provider's error code or type, when it gave one.
 	Code string `json:"code,omitempty"`

@@ -32,6 +32,9 @@ const (
 	// StatusMaxDuration is an answer cut at the route's max_duration
 	// (llm.ErrMaxDuration): detour's limit, not the provider's failure.
 	StatusMaxDuration = "max_duration"
+	// StatusMaxBuffer is a buffered answer dropped past the route's
+	// max_buffer (llm.ErrMaxBuffer, over_buffer: fail_over).
+	StatusMaxBuffer = "max_buffer"
 	// StatusDNS is a host name that does not resolve.
 	StatusDNS = "net_dns"
 	// StatusTLS is a TLS handshake or certificate failure.

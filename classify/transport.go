@@ -104,7 +104,9 @@ func classifyTransport(err error) Failure {
 // max_duration mean the target stayed silent: Transient and Silent, so
 // the walk moves on rather than waiting on it again. max_duration cut a
 // flowing answer at detour's own limit: Canceled, never the target's
-// failure.
+// failure. max_buffer dropped a runaway buffered answer: Transient for
+// this attempt, and Silent too, as the same send would likely run away
+// again, so the walk moves on.
 func limitFailure(err error, limit *llm.LimitError) Failure {
 	f := Failure{Kind: Transient, Scope: ScopeTarget, Silent: true, Detail: detail(errorText(err))}
 	what := "stream stalled past its idle limit (idle_timeout)"
@@ -114,6 +116,8 @@ func limitFailure(err error, limit *llm.LimitError) Failure {
 	switch {
 	case errors.Is(err, llm.ErrMaxDuration):
 		f.Kind, f.Status, f.Scope, f.Silent = Canceled, StatusMaxDuration, ScopeAttempt, false
+	case errors.Is(err, llm.ErrMaxBuffer):
+		f.Status, f.Scope = StatusMaxBuffer, ScopeAttempt
 	case errors.Is(err, llm.ErrHeaderTimeout):
 		f.Status = StatusHeaderTimeout
 	case errors.Is(err, llm.ErrFirstTokenTimeout):

@@ -34,6 +34,10 @@ type checkTimeouts struct {
 	Idle        string `json:"idle_timeout"`
 	MaxDuration string `json:"max_duration"`
 	Buffered    bool   `json:"buffered"`
+	// MaxBuffer and OverBuffer are set when Buffered: what a stream may
+	// hold, and what it does past that ("stream" or "fail_over").
+	MaxBuffer  string `json:"max_buffer,omitempty"`
+	OverBuffer string `json:"over_buffer,omitempty"`
 }
 
 // checkBreaker is the breaker's settings with their defaults applied.
@@ -222,9 +226,20 @@ func routeReport(name string, r *router.Route, cr config.Route, keys map[string]
 func timeoutsReport(r *router.Route) checkTimeouts {
 	b := r.Budget.WithDefaults()
 	header, first, idle := r.Timeouts()
-	return checkTimeouts{Deadline: limitText(b.Deadline), Reserve: limitText(b.Reserve),
+	t := checkTimeouts{Deadline: limitText(b.Deadline), Reserve: limitText(b.Reserve),
 		Header: limitText(header), FirstToken: limitText(first), Idle: limitText(idle),
 		MaxDuration: limitText(r.MaxDuration), Buffered: r.Buffered}
+	if r.Buffered {
+		size := r.MaxBuffer
+		if size <= 0 {
+			size = router.DefaultMaxBuffer
+		}
+		t.MaxBuffer, t.OverBuffer = config.SizeText(int64(size)), "stream"
+		if r.FailOverPastBuffer {
+			t.OverBuffer = "fail_over"
+		}
+	}
+	return t
 }
 
 // breakerReport returns s (defaults applied) for the report.
@@ -257,7 +272,7 @@ func printCheck(env Env, rep checkReport) {
 		t := r.Timeouts
 		buf := ""
 		if t.Buffered {
-			buf = ", buffered"
+			buf = fmt.Sprintf(", buffered (max_buffer %s, then %s)", t.MaxBuffer, t.OverBuffer)
 		}
 		fmt.Fprintf(w, "  limits: deadline %s (reserve %s), header_timeout %s, first_token %s, idle_timeout %s, max_duration %s%s\n",
 			t.Deadline, t.Reserve, t.Header, t.FirstToken, t.Idle, t.MaxDuration, buf)

@@ -123,7 +123,8 @@ func (b *builder) route(r Route) (*router.Route, error) {
 	out := &router.Route{Name: r.Name, Budget: r.Budget, NoFallback: r.NoFallback,
 		FailClosed:    slices.Clone(r.FailClosedOn),
 		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
-		MaxDuration: r.MaxDuration, Buffered: r.Buffered, MaxBuffer: r.MaxBuffer, Requires: slices.Clone(r.Requires)}
+		MaxDuration: r.MaxDuration, Buffered: r.Buffered, MaxBuffer: r.MaxBuffer,
+		FailOverPastBuffer: r.FailOverPastBuffer, Requires: slices.Clone(r.Requires)}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)

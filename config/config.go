@@ -185,6 +185,10 @@ type RouteSettings struct {
 	// MaxBuffer caps what a Buffered stream holds, in bytes (see
 	// router.Route); 0 means router.DefaultMaxBuffer.
 	MaxBuffer int
+	// FailOverPastBuffer (over_buffer: fail_over in the file) drops a
+	// Buffered stream past MaxBuffer and fails over (see router.Route);
+	// false (over_buffer: stream) sends what it holds and streams the rest.
+	FailOverPastBuffer bool
 	// Requires are the Offers words every target of the route must offer
 	// (data terms, most often: zero_retention, no_training, region-eu).
 	Requires []string

@@ -333,3 +333,15 @@ func (w *walker) deeper(p *token.Position) {
 		w.err = limitError(p.Line, p.Column, depthMsg(d, w.lim.depth))
 	}
 }
+
+// SizeText writes n bytes as "8 MiB", "512 KiB" or "1000 bytes", for
+// messages and reports.
+func SizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -13,7 +13,7 @@ func TestParse_MaxBufferAndForget(t *testing.T) {
 defaults:
   max_buffer: 512KiB
 routes:
-  a: {chain: [local/m], buffered: true, max_buffer: 2MiB}
+  a: {chain: [local/m], buffered: true, max_buffer: 2MiB, over_buffer: fail_over}
   b: {chain: [local/m], buffered: true}
 health:
   forget: 20m
@@ -25,11 +25,16 @@ health:
 	if got := routes["a"].MaxBuffer; got != 2<<20 {
 		t.Errorf("route a max_buffer %d, want 2 MiB", got)
 	}
+	if !routes["a"].FailOverPastBuffer || routes["b"].FailOverPastBuffer {
+		t.Errorf("over_buffer: a fails over %v, b %v; want only a", routes["a"].FailOverPastBuffer, routes["b"].FailOverPastBuffer)
+	}
 	if got := routes["b"].MaxBuffer; got != 512<<10 {
 		t.Errorf("route b max_buffer %d, want the defaults' 512 KiB", got)
 	}
 	if c.Health.Settings.Forget != 20*time.Minute {
 		t.Errorf("health.forget %s, want 20m", c.Health.Settings.Forget)
 	}
+	wantProblems(t, "routes:\n  a: {chain: [groq/m], over_buffer: failover}\n",
+		`detour.yaml:2:37: routes.a.over_buffer: "failover" is not what a buffered stream can do past max_buffer: write stream (send what it holds, stream the rest) or fail_over (drop it, try the next candidate) (did you mean "fail_over"?)`)
 	wantProblems(t, "routes:\n  a: {chain: [groq/m], max_buffer: lots}\n", `detour.yaml:2:36: routes.a.max_buffer: "lots" is not a size: write bytes, or a number and a unit (B, KB, KiB, MB, MiB, GB, GiB), like 8MiB`)
 }

@@ -21,12 +21,15 @@ var (
 	targetFields   = []string{"family", "context", "max_output", "price", "offers"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
-		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "requires"}
+		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget"}
 	budgetFields   = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
+	// overBuffer are the words of over_buffer: what a buffered stream does
+	// past max_buffer.
+	overBuffer = []string{"stream", "fail_over"}
 )
 
 // top decodes the document's root mapping. defaults: is read first,
@@ -301,6 +304,16 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 				d.failf(f.val, fp, "%d bytes is more than a stream may hold; at most 2GiB", n)
 			} else {
 				r.MaxBuffer = int(n)
+			}
+		}
+	case "over_buffer":
+		if s, ok := d.str(f.val, fp); ok {
+			switch s {
+			case "stream", "fail_over":
+				r.FailOverPastBuffer = s == "fail_over"
+			default:
+				d.failf(f.val, fp, "%s is not what a buffered stream can do past max_buffer: write stream (send what it holds, stream the rest) or fail_over (drop it, try the next candidate)%s",
+					quote(s), didYouMean(s, overBuffer, ""))
 			}
 		}
 	default:

@@ -216,6 +216,7 @@ func (c *call) resolve() *apiError {
 			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
 			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
 			out.MaxDuration, out.Buffered, out.MaxBuffer, out.Requires = r.MaxDuration, r.Buffered, r.MaxBuffer, r.Requires
+			out.FailOverPastBuffer = r.FailOverPastBuffer
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {

@@ -106,7 +106,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buf
 		io.Copy(io.Discard, io.LimitReader(r.Body, discardLimit)) //nolint:errcheck // best effort
 		w.Header().Set("Connection", "close")
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Reason: "too_large",
-			Message: fmt.Sprintf("request body is larger than the gateway's limit of %s (gateway.max_body)", sizeText(s.gw.MaxBody))}
+			Message: fmt.Sprintf("request body is larger than the gateway's limit of %s (gateway.max_body)", config.SizeText(s.gw.MaxBody))}
 	}
 	if r.ContentLength > s.gw.MaxBody {
 		return tooLarge()
@@ -141,15 +141,4 @@ func (s *Server) bodyTimeout() time.Duration {
 		return s.gw.BodyTimeout
 	}
 	return config.DefaultBodyTimeout
-}
-
-// sizeText writes n bytes as "8 MiB", "512 KiB" or "1000 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

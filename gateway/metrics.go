@@ -90,7 +90,7 @@ func newMetrics(s *Server) *metrics {
 		"Requests answered or failed, by surface (openai, anthropic), route and outcome.",
 		"surface", "route", "outcome")
 	m.rejected = reg.Counter("detour_rejected_requests_total",
-		"Requests refused before routing, by surface and reason (unauthorized, forbidden, not_found, too_large, rate_limited, concurrency, bad_request).",
+		"Requests refused before routing, by surface and reason (unauthorized, forbidden, not_found, too_large, rate_limited, concurrency, bad_request, malformed_http: not valid HTTP, answered before any handler).",
 		"surface", "reason")
 	m.attempts = reg.Counter("detour_attempts_total",
 		"Sends to upstream targets, by target (provider/model) and ledger status (ok, http_429, net_timeout, canceled, ...).",

@@ -286,6 +286,11 @@ func (s *Server) serve(ln net.Listener, h http.Handler, slot **http.Server) erro
 		s.served.Store(true)
 	}
 	s.mu.Unlock()
+	if slot == &s.srv {
+		ln = errorListener{Listener: ln, count: func(d dialect) {
+			s.metrics.rejected.With(d.String(), "malformed_http").Inc()
+		}}
+	}
 	return srv.Serve(ln)
 }
 

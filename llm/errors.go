@@ -46,6 +46,10 @@ var (
 	// ErrMaxDuration means an answer was cut at the route's max_duration:
 	// detour's own limit, never the provider's failure.
 	ErrMaxDuration = errors.New("answer cut at the route's max_duration")
+	// ErrMaxBuffer means a buffered answer grew past the route's
+	// max_buffer on a route that fails over rather than stream it
+	// (over_buffer: fail_over).
+	ErrMaxBuffer = errors.New("buffered answer past the route's max_buffer")
 )
 
 // Phase says where a ProviderError was seen.
@@ -106,12 +110,14 @@ func (e *ProviderError) Error() string {
 
 // LimitError is an attempt ended by one of detour's own limits: Err is
 // ErrHeaderTimeout, ErrFirstTokenTimeout, ErrStreamStalled, ErrDeadline or
-// ErrMaxDuration, and Limit the time that expired. Its text is one line
-// that names the setting ("no response headers within 30s
-// (header_timeout)"), and errors.Is matches Err.
+// ErrMaxDuration with Limit the time that expired, or ErrMaxBuffer with
+// Size the bytes it allows. Its text is one line that names the setting
+// ("no response headers within 30s (header_timeout)"), and errors.Is
+// matches Err.
 type LimitError struct {
 	Err   error
 	Limit time.Duration
+	Size  int
 }
 
 // Error names what did not happen in time and the setting that said so.
@@ -128,6 +134,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("no answer within the %s the request's deadline left for this attempt (deadline)", d)
 	case ErrMaxDuration:
 		return fmt.Sprintf("answer cut at %s (max_duration)", d)
+	case ErrMaxBuffer:
+		return fmt.Sprintf("buffered answer grew past %d bytes (max_buffer, over_buffer: fail_over)", e.Size)
 	}
 	return fmt.Sprintf("%v (limit %s)", e.Err, d)
 }

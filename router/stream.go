@@ -120,6 +120,15 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			}
 		}
 		if held += chunkSize(c); buffering && held > w.route.maxBuffer() {
+			if w.route.FailOverPastBuffer {
+				// Nothing reached the caller: the runaway answer is
+				// dropped, and the walk moves on as after any failure.
+				inner.Close()
+				wt.stop()
+				s.stopIdle()
+				cancel(nil)
+				return nil, &llm.LimitError{Err: llm.ErrMaxBuffer, Size: w.route.maxBuffer()}
+			}
 			// Past max_buffer the answer stops waiting to be whole: what
 			// is held goes out, and the rest streams as it comes.
 			buffering = false

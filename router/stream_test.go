@@ -203,3 +203,33 @@ func TestStream_BufferedPastMaxBufferStreamsOn(t *testing.T) {
 		t.Fatalf("p2 got %d requests: the stream had flowed", n)
 	}
 }
+
+// over_buffer: fail_over drops a buffered answer that passes MaxBuffer
+// before any of it reaches the caller, records max_buffer, and lets the
+// next candidate answer in full.
+func TestStream_BufferedPastMaxBufferFailsOverWhenAsked(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "p1", model: "m"}, spec{provider: "p2", model: "m"})
+	route.Buffered = true
+	route.MaxBuffer = 8 << 10 // p1's 2,000 pieces pass it; p2's short answer does not
+	route.FailOverPastBuffer = true
+	h.script("p1", "m", sim.Fault{Kind: sim.OK, Pieces: 2000})
+	res, err := h.router.Stream(context.Background(), route, streamPrompt(), router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := drain(t, res.Stream)
+	if err != nil || !strings.Contains(text, "p2/m") || strings.Contains(text, "p1") {
+		t.Fatalf("text %q err %v, want only p2's whole answer", text, err)
+	}
+	rows := h.rows()
+	if len(rows) != 2 || rows[0].Status != "max_buffer" || rows[0].Kind != "transient" || rows[0].Action != "failover" ||
+		rows[1].Status != "ok" {
+		t.Fatalf("ledger = %+v, want p1 max_buffer failing over at once, then p2 ok", rows)
+	}
+	if r := h.ledger.Records()[0].Reason; !strings.Contains(r, "max_buffer") {
+		t.Fatalf("reason %q does not name max_buffer", r)
+	}
+	if n := h.srv.Stats().Requests("p1", ""); n != 1 {
+		t.Fatalf("p1 got %d requests, want 1: a runaway answer is not asked for again", n)
+	}
+}

@@ -128,6 +128,11 @@ type Route struct {
 	// stream stops buffering, sends what it holds and streams the rest.
 	// 0 means DefaultMaxBuffer.
 	MaxBuffer int
+	// FailOverPastBuffer, when set, drops a Buffered stream that grows
+	// past MaxBuffer and fails over instead of streaming the rest: the
+	// attempt fails with status max_buffer (llm.ErrMaxBuffer), a runaway
+	// answer is never shown, and the next candidate answers instead.
+	FailOverPastBuffer bool
 }
 
 // The defaults of a Route's timeouts. The route's deadline (Budget) bounds
