@@ -55,9 +55,9 @@ func forgettable(e Entry, now time.Time, forget time.Duration) bool {
 	return !now.Before(last.Add(forget))
 }
 
-// Store keeps breaker entries. The memory store is the only one today; a
-// shared store (a sqlite file for processes on one machine, Redis for a
-// fleet) implements the same two methods.
+// Store keeps breaker entries: MemoryStore in this process, and the shared
+// stores (health/sqlitestore for processes on one machine,
+// health/redisstore for a fleet) implement the same two methods.
 type Store interface {
 	// Update calls fn with the entry stored under key (or a zero Entry when
 	// there is none) and, when fn returns true, stores what fn left. Reading,
@@ -148,3 +148,36 @@ func (m *MemoryStore) Entries() ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// Status is what a store says about itself: for /readyz, the
+// detour_health_store_up metric and `detour check`.
+type Status struct {
+	// Kind names the store: "memory", "sqlite" or "redis".
+	Kind string `json:"kind"`
+	// Where is the store's file or address, with no password; empty for
+	// memory.
+	Where string `json:"where,omitempty"`
+	// Up is false while a shared store cannot be used and the process
+	// runs on its own memory instead (what it learns then is synced when
+	// the store returns, where the store can).
+	Up bool `json:"up"`
+	// Detail says, in one line, why the store is down (or how it runs).
+	Detail string `json:"detail,omitempty"`
+}
+
+// Reporter is a Store that can say how it is. A store without it is a
+// memory store, always up.
+type Reporter interface {
+	Status() Status
+}
+
+// StoreStatus returns the status of b's store.
+func (b *Breaker) StoreStatus() Status {
+	if r, ok := b.store.(Reporter); ok {
+		return r.Status()
+	}
+	return Status{Kind: "memory", Up: true}
+}
+
+// Store returns b's store.
+func (b *Breaker) Store() Store { return b.store }
