@@ -2,10 +2,20 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test unit race fuzz vet bench bench-gateway demo build build-pprof
+.PHONY: test deps unit race fuzz vet bench bench-gateway demo build build-pprof
 
 ## test: vet, every test with the race detector, then a short run of each fuzz target
-test: vet race fuzz
+test: deps vet race fuzz
+
+## deps: what the tests need beyond Go, installed when missing: redis-server
+## (Debian's package; the shared-health tests start their own on loopback)
+deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  command -v apt-get >/dev/null 2>&1 || { echo "redis-server is missing and there is no apt-get: install redis-server, then run make test again"; exit 1; }; \
+	  echo "installing redis-server (apt-get)"; \
+	  $$sudo apt-get install -y -q redis-server >/dev/null 2>&1 || \
+	  { $$sudo apt-get update -q >/dev/null && $$sudo apt-get install -y -q redis-server >/dev/null; }; }
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -13,8 +23,8 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags pprof ./cli/
 
-race:
-	$(GO) test -race -count=1 ./...
+race: deps
+	DETOUR_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
 
 unit:
 	$(GO) test -count=1 ./...

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
@@ -101,7 +100,12 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	}
 	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
 
-	r := &router.Router{Ledger: sink, Health: newBreaker(cfg)}
+	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, f.ledgerPath, warnLogger(env.Stderr))
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	defer closeHealth()
+	r := &router.Router{Ledger: sink, Health: hb}
 	if !f.quiet {
 		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
 	}
@@ -174,12 +178,6 @@ func loadConfig(cmd *cobra.Command, env Env) (*config.Config, error) {
 	return cfg, nil
 }
 
-// newBreaker builds the breaker the config's health: section describes.
-// Every command that routes requests gets its breaker here.
-func newBreaker(cfg *config.Config) *health.Breaker {
-	return health.New(cfg.Health.Settings)
-}
-
 // ledgerPath returns where the ledger goes: flag, $DETOUR_LEDGER, else the
 // XDG state directory. "" means none.
 func ledgerPath(flag string, env Env) string {
@@ -195,15 +193,11 @@ func ledgerPath(flag string, env Env) string {
 		}
 		return p
 	}
-	dir := env.Getenv("XDG_STATE_HOME")
+	dir := stateDir(env)
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".local", "state")
+		return ""
 	}
-	return filepath.Join(dir, "detour", "ledger.jsonl")
+	return filepath.Join(dir, "ledger.jsonl")
 }
 
 func openLedger(flag string, env Env) (ledger.Sink, func(), error) {

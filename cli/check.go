@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -59,11 +62,32 @@ type checkTarget struct {
 type checkReport struct {
 	Config   string       `json:"config"`
 	Breaker  checkBreaker `json:"breaker"`
+	Health   checkHealth  `json:"health"`
 	Routes   []checkRoute `json:"routes"`
 	Warnings []string     `json:"warnings"`
 	// Errors is empty in a report: a config with errors gets a
 	// checkFailure instead.
 	Errors []checkError `json:"errors"`
+}
+
+// checkHealth is the health store ask would use (serve's, when the file
+// names one) and what it holds parked now: shared state, when the store is
+// shared, so one command shows what every process learned.
+type checkHealth struct {
+	Store  health.Status `json:"store"`
+	Parked []checkPark   `json:"parked"`
+}
+
+// checkPark is one parked key: a target ("provider/model"), or an account
+// or endpoint that parks every target billed to it or served by it.
+type checkPark struct {
+	Key      string    `json:"key"`
+	State    string    `json:"state"`
+	Until    time.Time `json:"until,omitzero"`
+	Reason   string    `json:"reason,omitempty"`
+	Kind     string    `json:"kind,omitempty"`
+	Status   string    `json:"status,omitempty"`
+	Failures int       `json:"failures"`
 }
 
 // checkFailure is what check --json prints for a config that cannot be
@@ -186,7 +210,7 @@ func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
 	if err != nil {
 		return checkReport{}, err
 	}
-	rep := checkReport{Config: cfg.File, Warnings: cfg.Warnings(env.Getenv), Breaker: breakerReport(newBreaker(cfg).Settings()),
+	rep := checkReport{Config: cfg.File, Warnings: cfg.Warnings(env.Getenv), Breaker: breakerReport(health.New(cfg.Health.Settings).Settings()),
 		Errors: []checkError{}}
 	if rep.Config == "" {
 		rep.Config = noFile
@@ -198,7 +222,71 @@ func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
 	for _, name := range cfg.RouteNames() {
 		rep.Routes = append(rep.Routes, routeReport(name, routes[name], cfg.Routes[name], keys))
 	}
+	if rep.Health, err = healthReport(cfg, env); err != nil {
+		return checkReport{}, err
+	}
 	return rep, nil
+}
+
+// healthReport opens the store ask would use and lists what it holds
+// parked or on trial now.
+func healthReport(cfg *config.Config, env Env) (checkHealth, error) {
+	spec, err := healthSpec(cfg, env, config.StoreSQLite, "")
+	if err != nil {
+		return checkHealth{}, err
+	}
+	if spec.Kind == config.StoreSQLite {
+		if _, err := os.Stat(spec.Path); errors.Is(err, fs.ErrNotExist) {
+			// check makes no file: the first ask does.
+			return checkHealth{Store: health.Status{Kind: string(spec.Kind), Where: spec.Path, Up: true,
+				Detail: "no file yet: the first ask makes it"}, Parked: []checkPark{}}, nil
+		}
+	}
+	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, "", warnLogger(env.Stderr))
+	if err != nil {
+		return checkHealth{}, err
+	}
+	defer closeHealth()
+	out := checkHealth{Store: hb.StoreStatus(), Parked: []checkPark{}}
+	now := time.Now()
+	for _, e := range hb.Snapshot(now) {
+		if e.State == health.Closed {
+			continue
+		}
+		out.Parked = append(out.Parked, checkPark{Key: e.Key, State: string(e.State), Until: e.Until.UTC(),
+			Reason: e.Reason, Kind: string(e.Kind), Status: e.Status, Failures: e.Failures})
+	}
+	return out, nil
+}
+
+// printHealth writes the health store and its parks.
+func printHealth(w io.Writer, h checkHealth, now time.Time) {
+	st := h.Store
+	where := st.Kind
+	if st.Where != "" {
+		where += " " + st.Where
+	}
+	state := "up"
+	switch {
+	case !st.Up:
+		state = "down: " + st.Detail
+	case st.Detail != "":
+		state += "; " + st.Detail
+	}
+	fmt.Fprintf(w, "health store: %s (%s)\n", where, state)
+	if len(h.Parked) == 0 {
+		fmt.Fprintln(w, "  nothing parked")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range h.Parked {
+		when := "on trial: the next request probes it"
+		if p.State == string(health.Open) {
+			when = "parked until " + parkTime(p.Until, now)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Key, when, p.Reason)
+	}
+	tw.Flush()
 }
 
 // routeReport returns the report of the route called name, r as built and
@@ -263,6 +351,7 @@ func printCheck(env Env, rep checkReport) {
 	b := rep.Breaker
 	fmt.Fprintf(w, "breaker (health:): parks a target %s after %d failures in a row, %s after a wall with no reset named (at most %s); probe timeout %s\n",
 		b.OpenFor, b.FailureThreshold, b.WallCooldown, b.MaxPark, b.ProbeTimeout)
+	printHealth(w, rep.Health, time.Now())
 	for _, r := range rep.Routes {
 		fb := ""
 		if !r.Fallback {

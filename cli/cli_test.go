@@ -21,9 +21,15 @@ import (
 func run(t *testing.T, vars map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	state := t.TempDir() // never the real state directory of whoever runs the tests
 	code := Main(context.Background(), args, Env{
 		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return vars[k] },
+		Getenv: func(k string) string {
+			if v, ok := vars[k]; ok || k != "XDG_STATE_HOME" {
+				return v
+			}
+			return state
+		},
 	})
 	return code, out.String(), errb.String()
 }

@@ -101,8 +101,13 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		return withCode(ExitConfig, err)
 	}
 	defer closeSink()
-	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: slog.New(handler),
-		Health: newBreaker(cfg)})
+	log := slog.New(handler)
+	hb, closeHealth, err := openHealth(cfg, env, config.StoreMemory, f.ledgerPath, log)
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	defer closeHealth()
+	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: log, Health: hb})
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}

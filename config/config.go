@@ -226,6 +226,16 @@ type Health struct {
 	// Settings shape the breaker (health.New); a zero field means its
 	// default.
 	health.Settings
+	// Store is where the breaker's state lives, as written (see
+	// StoreSpec): "" (the command's default), "memory", "sqlite",
+	// "sqlite:PATH", or a redis:// or rediss:// URL.
+	Store string
+	// StorePasswordEnv names the environment variable holding the Redis
+	// password; a password is never written in the file.
+	StorePasswordEnv string
+	// Namespace is the deployment's name in a shared store: replicas with
+	// the same store and namespace share health. "" means "detour".
+	Namespace string
 }
 
 // Config is one detour.yaml, or the config Default builds from the

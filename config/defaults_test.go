@@ -266,7 +266,7 @@ func TestParse_HealthProblems(t *testing.T) {
 		`detour.yaml:3:13: health.open_for: 10 has no unit`,
 		`detour.yaml:4:18: health.wall_cooldown: must be more than 0`,
 		`detour.yaml:5:13: health.max_park: must be more than 0`,
-		`detour.yaml:6:3: health.threshold: unknown field "threshold" (did you mean "failure_threshold"? fields are: failure_threshold, open_for, wall_cooldown, max_park, probe_timeout, forget)`,
+		`detour.yaml:6:3: health.threshold: unknown field "threshold" (did you mean "failure_threshold"? fields are: failure_threshold, open_for, wall_cooldown, max_park, probe_timeout, forget, store, store_password_env, namespace)`,
 	)
 	wantProblems(t, "health:\n  failure_threshold: many\n", `detour.yaml:2:22: health.failure_threshold: expected a whole number, got text`)
 	wantProblems(t, "breaker: {open_for: 5s}\ndefault: {buffered: true}\n",

@@ -56,7 +56,33 @@ func (c *Config) CheckEnv(getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return sorted(append(c.keyErrors(getenv), c.gatewayEnv(getenv)...))
+	errs := append(c.keyErrors(getenv), c.gatewayEnv(getenv)...)
+	return sorted(append(errs, c.StoreEnv(getenv)...))
+}
+
+// StoreEnv reports the problems of the health store's settings that only
+// the environment shows: a store_password_env that is not set, or that a
+// store other than Redis would never read.
+func (c *Config) StoreEnv(getenv func(string) string) Errors {
+	env := c.Health.StorePasswordEnv
+	if env == "" {
+		return nil
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	const field = "health.store_password_env"
+	pos := c.where(field, false)
+	fail := func(sentinel error, format string, args ...any) Errors {
+		return Errors{&Error{File: c.File, Line: pos.line, Column: pos.col, Field: field, Msg: fmt.Sprintf(format, args...), Err: sentinel}}
+	}
+	if c.Store().Kind != StoreRedis {
+		return fail(nil, "only a redis:// store reads a password: set health.store to its URL, or leave store_password_env out")
+	}
+	if strings.TrimSpace(getenv(env)) == "" {
+		return fail(ErrKeyUnset, "%s is not set (export the Redis password in it, or leave store_password_env out for a Redis with no password)", env)
+	}
+	return nil
 }
 
 // CheckServe reports what `detour serve` refuses in c beyond what Validate

@@ -23,8 +23,9 @@ var (
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires"}
 	defaultsFields = routeFields[1:]
-	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget"}
-	budgetFields   = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
+	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
+		"store", "store_password_env", "namespace"}
+	budgetFields = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
 	// overBuffer are the words of over_buffer: what a buffered stream does
@@ -334,6 +335,7 @@ func (d *decoder) health(n ast.Node) {
 	const path = "health"
 	pairs, _ := d.mapping(n, path, "field")
 	var s health.Settings
+	var h Health
 	for _, p := range pairs {
 		fp := child(path, p.key)
 		d.mark(fp, p)
@@ -356,11 +358,28 @@ func (d *decoder) health(n ast.Node) {
 			s.ProbeTimeout, _ = d.duration(p.val, fp)
 		case "forget":
 			s.Forget, _ = d.duration(p.val, fp)
+		case "store":
+			if v, ok := d.str(p.val, fp); ok {
+				if _, err := ParseStore(v); err != nil {
+					d.failf(p.val, fp, "%v", err)
+				}
+				h.Store = v
+			}
+		case "store_password_env":
+			h.StorePasswordEnv, _ = d.str(p.val, fp)
+		case "namespace":
+			if v, ok := d.str(p.val, fp); ok {
+				if !validNamespace(v) {
+					d.failf(p.val, fp, "%s is not a namespace: use letters, digits, '.', '-' and '_' (at most 64), like prod-eu", quote(v))
+				}
+				h.Namespace = v
+			}
 		default:
 			d.unknown(p, path, healthFields)
 		}
 	}
-	d.c.Health = Health{Settings: s}
+	h.Settings = s
+	d.c.Health = h
 }
 
 // budget decodes a profile name or an inline budget. An inline budget's

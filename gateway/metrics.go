@@ -118,6 +118,18 @@ func newMetrics(s *Server) *metrics {
 	m.recoveryCost = reg.Counter("detour_recovery_added_cost_usd_total",
 		"USD that recovery added: failed attempts' cost plus what the answering target cost over the first candidate.").With()
 	m.inflight = reg.Gauge("detour_inflight_requests", "Requests being served now.")
+	reg.GaugeFunc("detour_health_store_up",
+		"1 while the health store (kind: memory, sqlite, redis) is in use; 0 while a shared store cannot be "+
+			"reached and this process parks and probes on its own memory (synced when the store returns).",
+		[]string{"kind"},
+		func(emit func(float64, ...string)) {
+			st := s.health.StoreStatus()
+			up := 0.0
+			if st.Up {
+				up = 1
+			}
+			emit(up, st.Kind)
+		})
 	reg.GaugeFunc("detour_parked_targets",
 		"Targets (provider/model) parked now (breaker open): they get no traffic until their reset. "+
 			"Parked accounts and endpoints are counted in detour_parked_scopes, not here.", nil,

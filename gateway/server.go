@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -219,7 +220,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case !s.ready:
 			writeStatus(w, http.StatusServiceUnavailable, "no provider key is set")
 		default:
-			writeStatus(w, http.StatusOK, "ready")
+			writeReady(w, s.health.StoreStatus())
 		}
 	case "/metrics":
 		s.serveMetrics(w, r, false)
@@ -257,6 +258,28 @@ func writeStatus(w http.ResponseWriter, code int, text string) {
 	b = append(b, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
+	w.Write(b) //nolint:errcheck // nothing to do for a gone client
+}
+
+// writeReady answers a ready /readyz: {"status":"ready"} and the health
+// store's status. A shared store that is down leaves the gateway ready (it
+// serves on its own memory) and says so in health_store.
+func writeReady(w http.ResponseWriter, st health.Status) {
+	b := append(make([]byte, 0, 160), `{"status":"ready","health_store":{"kind":`...)
+	b = jsonw.String(b, st.Kind)
+	if st.Where != "" {
+		b = append(b, `,"where":`...)
+		b = jsonw.String(b, st.Where)
+	}
+	b = append(b, `,"up":`...)
+	b = strconv.AppendBool(b, st.Up)
+	if st.Detail != "" {
+		b = append(b, `,"detail":`...)
+		b = jsonw.String(b, st.Detail)
+	}
+	b = append(b, "}}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // nothing to do for a gone client
 }
 

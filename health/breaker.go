@@ -88,11 +88,21 @@ func (b *Breaker) Settings() Settings { return b.s }
 func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
 	if pk, ok := b.store.(Peeker); ok {
 		// A closed key needs no write: its permit is its generation (a
-		// key never seen starts at 1, as initEntry makes it).
-		if e, found := pk.Peek(key); !found {
+		// key never seen starts at 1, as initEntry makes it). A key parked
+		// (or with its probe out) past now is refused from the same read:
+		// a shared store's copy may lag another process's change by a
+		// moment, which costs at most a refusal or a send that health,
+		// being advisory, allows; a shared store is never asked.
+		e, found := pk.Peek(key)
+		switch {
+		case !found:
 			return Permit{Key: key, gen: 1}, nil
-		} else if e.State == Closed && e.Generation != 0 {
+		case e.State == Closed && e.Generation != 0:
 			return Permit{Key: key, gen: e.Generation}, nil
+		case e.State == Open && now.Before(e.Until):
+			return Permit{}, &ParkedError{Key: key, Until: e.Until, Reason: e.Reason, State: Open, Kind: e.Kind, Status: e.Status}
+		case e.State == HalfOpen && !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil):
+			return Permit{}, &ParkedError{Key: key, Until: e.ProbeUntil, Reason: e.Reason, State: HalfOpen, Kind: e.Kind, Status: e.Status}
 		}
 	}
 	var (

@@ -537,3 +537,56 @@ func TestBreaker_LongParkEndsInOneProbeNotForgotten(t *testing.T) {
 	}
 	refused(t, b, "p/m", end)
 }
+
+// countingStore is a MemoryStore that counts Update calls: a shared
+// store's Update is a round trip (Redis) or a write transaction (SQLite).
+type countingStore struct {
+	MemoryStore
+	mu      sync.Mutex
+	updates int
+}
+
+func (c *countingStore) Update(key string, fn func(*Entry) bool) error {
+	c.mu.Lock()
+	c.updates++
+	c.mu.Unlock()
+	return c.MemoryStore.Update(key, fn)
+}
+
+func (c *countingStore) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.updates
+}
+
+// A parked key, and one whose probe is out, is refused from a Peek: no
+// Update, so a shared store is not asked on every request while a target
+// is parked. When the park ends, the probe is one Update.
+func TestBreaker_ParkedRefusedWithoutAnUpdate(t *testing.T) {
+	st := &countingStore{}
+	b := NewWithStore(Settings{}, st)
+	b.Park(key, t0.Add(time.Minute), "wall", t0)
+	before := st.count()
+	for range 100 {
+		if _, err := b.Allow(key, t0.Add(time.Second)); !errors.Is(err, ErrParked) {
+			t.Fatalf("Allow on a parked key = %v", err)
+		}
+	}
+	if n := st.count() - before; n != 0 {
+		t.Fatalf("100 refusals of a parked key made %d Updates, want 0", n)
+	}
+	if p := allow(t, b, key, t0.Add(2*time.Minute)); !p.Probe {
+		t.Fatal("the first Allow after the park is no probe")
+	}
+	before = st.count()
+	for range 10 {
+		_, err := b.Allow(key, t0.Add(2*time.Minute+time.Second))
+		var pe *ParkedError
+		if !errors.As(err, &pe) || pe.State != HalfOpen {
+			t.Fatalf("Allow with the probe out = %v, want a half-open refusal", err)
+		}
+	}
+	if n := st.count() - before; n != 0 {
+		t.Fatalf("refusals while the probe is out made %d Updates, want 0", n)
+	}
+}

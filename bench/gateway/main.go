@@ -67,6 +67,7 @@ const (
 
 // options are the command's flags.
 type options struct {
+	healthStore      string
 	duration, warmup time.Duration
 	rounds           int
 	conns            []int
@@ -99,6 +100,7 @@ type options struct {
 func main() {
 	var o options
 	var conns, streams, ledgerConns, systems string
+	flag.StringVar(&o.healthStore, "health-store", "", "detour's health.store (\"\": memory; e.g. redis://127.0.0.1:6379/0 to measure the shared store)")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time per system and cell")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "load before each measured window (not counted)")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the whole matrix; the report gives their median")
@@ -387,6 +389,9 @@ routes:
 health:
   open_for: 1s   # a breaker opened by slow429 probes it every second, so the tail run sees probes fail
 `, b.up.url, durationYAML(b.opt.park/4), map[string]string{surfaceOpenAI: "up", surfaceAnthropic: "upa"}[b.opt.surface])
+	if b.opt.healthStore != "" {
+		cfg += fmt.Sprintf("  store: %q\n  namespace: bench-%d\n", b.opt.healthStore, os.Getpid())
+	}
 	return os.WriteFile(b.cfgPath, []byte(cfg), 0o600)
 }
 

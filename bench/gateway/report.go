@@ -194,6 +194,9 @@ func (b *bench) report() string {
 		o.warmup, o.duration, o.rounds, map[string]string{surfaceOpenAI: "OpenAI chat completion", surfaceAnthropic: "Anthropic Messages request"}[o.surface],
 		o.promptBytes, o.latency, o.perChunk, len("Hello from up/bench-model."),
 		map[string]string{surfaceOpenAI: "9 SSE events", surfaceAnthropic: "Anthropic's message_start ... message_stop events"}[o.surface])
+	if o.healthStore != "" {
+		p("- detour's health store: %s\n", o.healthStore)
+	}
 	if o.bin == "" {
 		p("- binaries: the three built alike, `go build -trimpath` with CGO_ENABLED=%s (%s)\n", buildCgo(o.cgo),
 			map[bool]string{false: "static, as `make build` builds detour", true: "-cgo: Go's default where a C compiler is found, libc linked"}[o.cgo])

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParse_HealthStore(t *testing.T) {
+	const prov = "providers:\n  local: {dialect: openai, base_url: \"http://127.0.0.1:9/v1\", key_env: \"\"}\n"
+	for _, tc := range []struct {
+		store string
+		want  StoreSpec
+	}{
+		{"", StoreSpec{}},
+		{"memory", StoreSpec{Kind: StoreMemory}},
+		{"sqlite", StoreSpec{Kind: StoreSQLite}},
+		{"sqlite:/var/lib/detour/health.db", StoreSpec{Kind: StoreSQLite, Path: "/var/lib/detour/health.db"}},
+		{"redis://cache:6379/2", StoreSpec{Kind: StoreRedis, URL: "redis://cache:6379/2"}},
+		{"rediss://user@cache:6380", StoreSpec{Kind: StoreRedis, URL: "rediss://user@cache:6380"}},
+	} {
+		src := prov
+		if tc.store != "" {
+			src += "health: {store: \"" + tc.store + "\", namespace: prod-eu}\n"
+		}
+		c := mustParse(t, src)
+		if got := c.Store(); got != tc.want {
+			t.Errorf("store %q read as %+v, want %+v", tc.store, got, tc.want)
+		}
+	}
+	wantProblems(t, "health: {store: mongo://x}\n", `health.store: "mongo://x" is not a health store: write memory, sqlite`)
+	wantProblems(t, "health: {store: \"redis://u:hunter2@cache:6379\"}\n",
+		`health.store: the Redis URL holds a password: keys and passwords never go in the file; write "redis://u@cache:6379" and name the variable`)
+	wantProblems(t, "health: {store: \"sqlite:\"}\n", "health.store: sqlite: names no file")
+	wantProblems(t, "health: {store: \"redis:///0\"}\n", "names no host")
+	wantProblems(t, "health: {namespace: \"prod eu\"}\n", `health.namespace: "prod eu" is not a namespace`)
+}
+
+func TestStoreEnv(t *testing.T) {
+	c := mustParse(t, "health: {store: \"redis://cache:6379\", store_password_env: REDIS_PW}\n")
+	err := c.CheckEnv(func(string) string { return "" })
+	if !errors.Is(err, ErrKeyUnset) || !strings.Contains(err.Error(), "REDIS_PW is not set") {
+		t.Errorf("unset password variable: %v", err)
+	}
+	if err := c.CheckEnv(func(k string) string { return map[string]string{"REDIS_PW": "pw"}[k] }); err != nil {
+		t.Errorf("password set: %v", err)
+	}
+	c = mustParse(t, "health: {store: sqlite, store_password_env: REDIS_PW}\n")
+	if err := c.CheckEnv(func(string) string { return "pw" }); err == nil || !strings.Contains(err.Error(), "only a redis:// store reads a password") {
+		t.Errorf("password for sqlite: %v", err)
+	}
+}
+
+// FuzzParseStore: any value is read or refused with a message, never
+// panics, and a spec it returns never carries a password.
+func FuzzParseStore(f *testing.F) {
+	for _, s := range []string{"", "memory", "sqlite", "sqlite:x.db", "redis://h:1/0", "rediss://u:p@h", "redis://%zz", "redis:///"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := ParseStore(v)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty message")
+			}
+			return
+		}
+		if v != "" && s.Kind == "" {
+			t.Fatalf("%q read as no store", v)
+		}
+		if s.Kind == StoreRedis && strings.Contains(s.URL, ":") && strings.Contains(s.URL, "@") {
+			if i, j := strings.Index(s.URL, "//"), strings.LastIndex(s.URL, "@"); i >= 0 && j > i && strings.Contains(s.URL[i+2:j], ":") {
+				t.Fatalf("%q kept a password in %q", v, s.URL)
+			}
+		}
+	})
+}
