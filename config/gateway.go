@@ -45,7 +45,8 @@ const (
 // The fields of the gateway: section and of one client key.
 var (
 	gatewayFields = []string{"listen", "max_body", "body_timeout", "write_timeout", "drain_delay", "drain_timeout",
-		"keepalive", "max_direct_models", "keys", "metrics_listen", "metrics_key_env"}
+		"keepalive", "max_direct_models", "keys", "metrics_listen", "metrics_key_env",
+		"idempotency_ttl", "idempotency_in_flight"}
 	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst"}
 )
 
@@ -96,7 +97,21 @@ type Gateway struct {
 	// MetricsListen, or on a gateway without client keys, and closed (403)
 	// on a gateway that has client keys.
 	MetricsKeyEnv string
+	// IdempotencyTTL is how long the answer to a request that carried an
+	// Idempotency-Key header is kept and given again, with no new send, to
+	// the same key with the same body. 0 means DefaultIdempotencyTTL;
+	// negative means the header is not enforced (idempotency_ttl: 0).
+	IdempotencyTTL time.Duration
+	// IdempotencyConflict, when set (idempotency_in_flight: conflict),
+	// answers 409 to a request whose key is in flight; otherwise
+	// (idempotency_in_flight: wait, the default) it waits for the first
+	// and gets its answer.
+	IdempotencyConflict bool
 }
+
+// DefaultIdempotencyTTL is how long an idempotent answer is kept: a day,
+// as payment APIs keep theirs.
+const DefaultIdempotencyTTL = 24 * time.Hour
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Gateway) WithDefaults() Gateway {
@@ -123,6 +138,9 @@ func (g Gateway) WithDefaults() Gateway {
 	}
 	if g.KeepAlive <= 0 {
 		g.KeepAlive = DefaultKeepAlive
+	}
+	if g.IdempotencyTTL == 0 {
+		g.IdempotencyTTL = DefaultIdempotencyTTL
 	}
 	return g
 }
@@ -153,6 +171,20 @@ type ClientKey struct {
 	Burst int
 }
 
+// word decodes one of words at path; a value that is none of them fails
+// with the value, then explain (what it is not, and what each word does).
+func (d *decoder) word(n ast.Node, path string, words []string, explain string) (string, bool) {
+	v, ok := d.str(n, path)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(words, v) {
+		d.failf(n, path, "%s %s%s", quote(v), explain, didYouMean(v, words, ""))
+		return "", false
+	}
+	return v, true
+}
+
 // gateway decodes the gateway: section.
 func (d *decoder) gateway(n ast.Node) {
 	pairs, _ := d.mapping(n, "gateway", "field")
@@ -181,6 +213,13 @@ func (d *decoder) gateway(n ast.Node) {
 			g.KeepAlive, _ = d.duration(p.val, fp)
 		case "max_direct_models":
 			g.MaxDirectModels, _ = d.integer(p.val, fp)
+		case "idempotency_ttl":
+			g.IdempotencyTTL, _ = d.delay(p.val, fp, DefaultIdempotencyTTL)
+		case "idempotency_in_flight":
+			if v, ok := d.word(p.val, fp, []string{"wait", "conflict"},
+				"is not what a repeat of a request in flight can get: write wait (it waits for the first one's answer) or conflict (it gets 409)"); ok {
+				g.IdempotencyConflict = v == "conflict"
+			}
 		case "keys":
 			keys, _ := d.mapping(p.val, fp, "key")
 			for _, k := range keys {

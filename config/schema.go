@@ -308,14 +308,9 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 			}
 		}
 	case "over_buffer":
-		if s, ok := d.str(f.val, fp); ok {
-			switch s {
-			case "stream", "fail_over":
-				r.FailOverPastBuffer = s == "fail_over"
-			default:
-				d.failf(f.val, fp, "%s is not what a buffered stream can do past max_buffer: write stream (send what it holds, stream the rest) or fail_over (drop it, try the next candidate)%s",
-					quote(s), didYouMean(s, overBuffer, ""))
-			}
+		if s, ok := d.word(f.val, fp, overBuffer,
+			"is not what a buffered stream can do past max_buffer: write stream (send what it holds, stream the rest) or fail_over (drop it, try the next candidate)"); ok {
+			r.FailOverPastBuffer = s == "fail_over"
 		}
 	default:
 		d.unknown(f, path, allowed)

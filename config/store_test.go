@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse_HealthStore(t *testing.T) {
@@ -74,4 +75,19 @@ func FuzzParseStore(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParse_Idempotency(t *testing.T) {
+	c := mustParse(t, "gateway: {idempotency_ttl: 1h, idempotency_in_flight: conflict}\n")
+	if g := c.Gateway.WithDefaults(); g.IdempotencyTTL != time.Hour || !g.IdempotencyConflict {
+		t.Errorf("gateway %+v", g)
+	}
+	c = mustParse(t, "gateway: {idempotency_ttl: 0}\n")
+	if g := c.Gateway.WithDefaults(); g.IdempotencyTTL >= 0 {
+		t.Errorf("idempotency_ttl: 0 reads %s, want off (negative)", g.IdempotencyTTL)
+	}
+	if g := mustParse(t, "gateway: {}\n").Gateway.WithDefaults(); g.IdempotencyTTL != DefaultIdempotencyTTL || g.IdempotencyConflict {
+		t.Errorf("defaults %+v", g)
+	}
+	wantProblems(t, "gateway: {idempotency_in_flight: block}\n", `gateway.idempotency_in_flight: "block" is not what a repeat of a request in flight can get: write wait`)
 }

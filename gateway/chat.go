@@ -139,6 +139,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		defer cancel()
 		defer context.AfterFunc(s.hard, cancel)()
 	}
+	if c.idem != "" && s.gw.IdempotencyTTL > 0 {
+		answered, finish := c.idempotent(ctx, buf.Bytes())
+		if answered {
+			return
+		}
+		defer finish()
+	}
 	if c.cr.stream {
 		c.serveStream(ctx)
 	} else {
@@ -182,6 +189,9 @@ func (c *call) reject(e *apiError) {
 	c.s.metrics.rejected.With(c.d.String(), reason).Inc()
 	writeError(c.w, c.d, e, c.id)
 }
+
+// maxIdempotencyKey caps an Idempotency-Key header, as payment APIs do.
+const maxIdempotencyKey = 255
 
 // maxModels caps a request's own candidate list.
 const maxModels = 16
@@ -338,9 +348,12 @@ func (c *call) options() *apiError {
 			}
 		}
 	}
-	// Accepted and logged; the safety issue will use it to deduplicate.
+	// One operation, one answer: see idempotency.go.
 	if v := h.Get("Idempotency-Key"); v != "" {
-		c.idem = v[:min(len(v), 128)]
+		if len(v) > maxIdempotencyKey {
+			return badRequest("Idempotency-Key", "the Idempotency-Key header is %d bytes; at most %d are allowed (a UUID is 36)", len(v), maxIdempotencyKey)
+		}
+		c.idem = v
 	}
 	return nil
 }

@@ -79,7 +79,8 @@ type Server struct {
 	gw        config.Gateway // with defaults
 	router    *router.Router
 	health    *health.Breaker
-	loaded    time.Time // when New read the config: the routes' creation time
+	records   health.Records // idempotency records: the health store's, else memory
+	loaded    time.Time      // when New read the config: the routes' creation time
 	clk       clock.Clock
 	log       *slog.Logger
 	buildOpts config.BuildOptions
@@ -137,6 +138,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.health == nil {
 		s.health = health.New(cfg.File.Health.Settings)
+	}
+	if s.records = s.health.RecordsOf(); s.records == nil {
+		s.records = &health.MemoryRecords{Now: s.clk.Now}
 	}
 	routes, err := cfg.File.Build(s.buildOpts)
 	if err != nil {

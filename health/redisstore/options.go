@@ -72,6 +72,7 @@ type config struct {
 	prefix      string // detour:NS:health: ; an entry's key follows
 	probeKey    string // detour:NS:health ; never an entry's key
 	leasePrefix string // detour:NS:lease: ; a key's write lease (casScript)
+	recPrefix   string // detour:NS:rec: ; a record (health.Records)
 	channel     string // detour:NS:health:changes
 	forget      time.Duration
 	opTimeout   time.Duration
@@ -124,6 +125,7 @@ func (o Options) resolve() (config, error) {
 		prefix:      "detour:" + ns + ":health:",
 		probeKey:    "detour:" + ns + ":health",
 		leasePrefix: "detour:" + ns + ":lease:",
+		recPrefix:   "detour:" + ns + ":rec:",
 		channel:     "detour:" + ns + ":health:changes",
 		forget:      orDefault(o.Forget, health.DefaultForget),
 		opTimeout:   orDefault(o.OpTimeout, DefaultOpTimeout),

@@ -47,6 +47,7 @@ type Store struct {
 	detail string              // Status.Detail
 
 	locks keyLocks
+	local health.MemoryRecords // records while Redis cannot be used
 
 	reportMu sync.Mutex // orders up/down changes, their log lines and OnChange
 	reported int        // what was last reported: 0 nothing yet, 1 up, -1 down

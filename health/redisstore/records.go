@@ -1,0 +1,86 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Store implements health.Records: values under detour:NS:rec:KEY with
+// Redis's own expiry, so a record holds across replicas. While Redis
+// cannot be used, records live in this process's memory (s.local) and
+// hold for this replica alone; they are not pushed when Redis returns
+// (a record is short-lived, and the first replica's may be there).
+
+// recKey is key's record in Redis.
+func (s *Store) recKey(key string) string { return s.c.recPrefix + key }
+
+// recCall runs f against Redis within OpTimeout when Redis is up, and
+// reports false (after marking the store down on a failure of Redis
+// itself) when the caller must use local memory instead.
+func (s *Store) recCall(f func(ctx context.Context) error) bool {
+	if !s.live() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.c.opTimeout)
+	defer cancel()
+	if err := f(ctx); err != nil {
+		s.markDown(err)
+		return false
+	}
+	return true
+}
+
+// Claim implements health.Records with SET NX PX.
+func (s *Store) Claim(key string, value []byte, ttl time.Duration) (held []byte, claimed bool, err error) {
+	if s.recCall(func(ctx context.Context) error {
+		ok, err := s.client.SetNX(ctx, s.recKey(key), value, ttl).Result()
+		if err != nil {
+			return err
+		}
+		if ok {
+			claimed = true
+			return nil
+		}
+		held, err = s.client.Get(ctx, s.recKey(key)).Bytes()
+		if errors.Is(err, redis.Nil) { // expired in between: claim again next time
+			held, err = nil, nil
+		}
+		return err
+	}) {
+		return held, claimed, nil
+	}
+	return s.local.Claim(key, value, ttl)
+}
+
+// Put implements health.Records with SET PX.
+func (s *Store) Put(key string, value []byte, ttl time.Duration) error {
+	if s.recCall(func(ctx context.Context) error { return s.client.Set(ctx, s.recKey(key), value, ttl).Err() }) {
+		return nil
+	}
+	return s.local.Put(key, value, ttl)
+}
+
+// Get implements health.Records.
+func (s *Store) Get(key string) (val []byte, found bool, err error) {
+	if s.recCall(func(ctx context.Context) error {
+		val, err = s.client.Get(ctx, s.recKey(key)).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		found = err == nil
+		return err
+	}) {
+		return val, found, nil
+	}
+	return s.local.Get(key)
+}
+
+// Delete implements health.Records.
+func (s *Store) Delete(key string) error {
+	s.local.Delete(key) //nolint:errcheck // memory: never fails
+	s.recCall(func(ctx context.Context) error { return s.client.Del(ctx, s.recKey(key)).Err() })
+	return nil
+}
