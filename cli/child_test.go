@@ -64,7 +64,7 @@ func runDetour(t *testing.T, vars map[string]string, args ...string) (int, strin
 
 // serveProcess starts `detour serve --listen 127.0.0.1:0 args...` as a
 // process and returns its base URL; it is stopped with SIGTERM when t ends.
-func serveProcess(t *testing.T, vars map[string]string, args ...string) (base string, stderr *lockedBuffer) {
+func serveProcess(t *testing.T, vars map[string]string, args ...string) (base string, stderr *lockedBuffer, proc *os.Process) {
 	t.Helper()
 	cmd := detourCmd(t, vars, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
@@ -90,5 +90,5 @@ func serveProcess(t *testing.T, vars map[string]string, args ...string) (base st
 	if err != nil {
 		t.Fatalf("serve printed no URL: %v\n%s", err, stderr.String())
 	}
-	return strings.TrimSpace(line), stderr
+	return strings.TrimSpace(line), stderr, cmd.Process
 }

@@ -107,7 +107,9 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		return withCode(ExitConfig, err)
 	}
 	defer closeHealth()
-	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: log, Health: hb})
+	configFlag, _ := cmd.Flags().GetString("config")
+	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: log, Health: hb,
+		Reread: func() (*config.Config, error) { return config.Open(configFlag, env.Getenv) }})
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}
@@ -126,6 +128,10 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
+	go reloadOnHangup(cmd.Context(), env, gw, hups)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return withCode(ExitConfig, fmt.Errorf("listen: %w", err))
@@ -232,4 +238,26 @@ func secondSignal(ctx context.Context, sigs <-chan os.Signal) (context.Context, 
 		cancel()
 	}()
 	return hurry, cancel
+}
+
+// reloadOnHangup reloads gw's config on each SIGHUP until ctx ends, and
+// says on stderr what came of it: a config with problems is not loaded,
+// and the gateway goes on with the one it has.
+func reloadOnHangup(ctx context.Context, env Env, gw *gateway.Server, hups <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hups:
+		}
+		notes, err := gw.ReloadFile()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "detour serve: SIGHUP: the config was not reloaded; serving on the one loaded before:\n%v\n", err)
+			continue
+		}
+		fmt.Fprintln(env.Stderr, "detour serve: SIGHUP: config reloaded")
+		for _, n := range notes {
+			fmt.Fprintf(env.Stderr, "  note: %s\n", n)
+		}
+	}
 }

@@ -112,7 +112,7 @@ func TestServe_ThreeReplicasShareOneRedis(t *testing.T) {
 	srv, vars := sharedConfig(t, rs.URL(), func() bool { return time.Since(time.Unix(0, start.Load())) < wallFor }, reset)
 	var bases []string
 	for range 3 {
-		b, _ := serveProcess(t, vars, "--ledger", "-")
+		b, _, _ := serveProcess(t, vars, "--ledger", "-")
 		bases = append(bases, b)
 	}
 	start.Store(time.Now().UnixNano())
@@ -150,7 +150,7 @@ func TestServe_RedisOutageLosesNothing(t *testing.T) {
 	var walled atomic.Bool
 	srv, vars := sharedConfig(t, rs.URL(), walled.Load, time.Hour)
 	book := filepath.Join(t.TempDir(), "ledger.jsonl")
-	base, stderr := serveProcess(t, vars, "--ledger", book)
+	base, stderr, _ := serveProcess(t, vars, "--ledger", book)
 
 	send := func(n int) {
 		for range n {

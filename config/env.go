@@ -201,12 +201,18 @@ func (c *Config) gatewayEnv(getenv func(string) string) Errors {
 		}
 		clients[sum] = k.Name
 	}
-	if env := c.Gateway.MetricsKeyEnv; env != "" {
-		v := strings.TrimSpace(getenv(env))
+	for _, k := range []struct{ field, env, what string }{
+		{"metrics_key_env", c.Gateway.MetricsKeyEnv, "/metrics"},
+		{"admin_key_env", c.Gateway.AdminKeyEnv, "/admin/"},
+	} {
+		if k.env == "" {
+			continue
+		}
+		v := strings.TrimSpace(getenv(k.env))
 		if v == "" {
-			fail("gateway.metrics_key_env", ErrKeyUnset, "%s is not set (export it, or leave metrics_key_env out)", env)
+			fail("gateway."+k.field, ErrKeyUnset, "%s is not set (export it, or leave %s out)", k.env, k.field)
 		} else if name, same := clients[sha256.Sum256([]byte(v))]; same {
-			fail("gateway.metrics_key_env", nil, "%s holds the key of client %q: give /metrics a key of its own", env, name)
+			fail("gateway."+k.field, nil, "%s holds the key of client %q: give %s a key of its own", k.env, name, k.what)
 		}
 	}
 	return errs

@@ -46,7 +46,7 @@ const (
 var (
 	gatewayFields = []string{"listen", "max_body", "body_timeout", "write_timeout", "drain_delay", "drain_timeout",
 		"keepalive", "max_direct_models", "keys", "metrics_listen", "metrics_key_env",
-		"idempotency_ttl", "idempotency_in_flight"}
+		"idempotency_ttl", "idempotency_in_flight", "admin_key_env"}
 	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst"}
 )
 
@@ -97,6 +97,11 @@ type Gateway struct {
 	// MetricsListen, or on a gateway without client keys, and closed (403)
 	// on a gateway that has client keys.
 	MetricsKeyEnv string
+	// AdminKeyEnv names the environment variable holding the admin key of
+	// the /admin/ endpoints (reload, health, park, release), sent as
+	// "Authorization: Bearer KEY". Empty means they answer loopback
+	// clients only, with no key.
+	AdminKeyEnv string
 	// IdempotencyTTL is how long the answer to a request that carried an
 	// Idempotency-Key header is kept and given again, with no new send, to
 	// the same key with the same body. 0 means DefaultIdempotencyTTL;
@@ -209,6 +214,8 @@ func (d *decoder) gateway(n ast.Node) {
 			g.MetricsListen, _ = d.str(p.val, fp)
 		case "metrics_key_env":
 			g.MetricsKeyEnv, _ = d.str(p.val, fp)
+		case "admin_key_env":
+			g.AdminKeyEnv, _ = d.str(p.val, fp)
 		case "keepalive":
 			g.KeepAlive, _ = d.duration(p.val, fp)
 		case "max_direct_models":

@@ -102,7 +102,8 @@ func presentedKey(r *http.Request) string {
 // the presented key is compared with every configured digest in constant
 // time, so neither the key nor which entry matched leaks through timing.
 func (s *Server) authenticate(r *http.Request) (*clientKey, *apiError) {
-	if len(s.keys) == 0 {
+	v := s.v()
+	if len(v.keys) == 0 {
 		return anonymous, nil
 	}
 	key := presentedKey(r)
@@ -112,7 +113,7 @@ func (s *Server) authenticate(r *http.Request) (*clientKey, *apiError) {
 	}
 	sum := sha256.Sum256([]byte(key))
 	found := -1
-	for i, k := range s.keys {
+	for i, k := range v.keys {
 		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
 			found = i
 		}
@@ -121,5 +122,23 @@ func (s *Server) authenticate(r *http.Request) (*clientKey, *apiError) {
 		return nil, &apiError{Status: http.StatusUnauthorized, Code: "invalid_api_key", Reason: "unauthorized",
 			Message: "invalid API key: this key is not one of the gateway's client keys"}
 	}
-	return s.keys[found], nil
+	return v.keys[found], nil
+}
+
+// keepLimits takes over the slots and rate of the key of the same name in
+// prev when its limits did not change, so that a reload neither frees the
+// slots of requests in flight nor refills the key's bucket.
+func (k *clientKey) keepLimits(prev []*clientKey) {
+	for _, p := range prev {
+		if p.name != k.name {
+			continue
+		}
+		if p.sem != nil && k.sem != nil && cap(p.sem) == cap(k.sem) {
+			k.sem = p.sem
+		}
+		if p.lim != nil && k.lim != nil && p.lim.Limit() == k.lim.Limit() && p.lim.Burst() == k.lim.Burst() {
+			k.lim = p.lim
+		}
+		return
+	}
 }

@@ -139,7 +139,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		defer cancel()
 		defer context.AfterFunc(s.hard, cancel)()
 	}
-	if c.idem != "" && s.gw.IdempotencyTTL > 0 {
+	if c.idem != "" && s.v().gw.IdempotencyTTL > 0 {
 		answered, finish := c.idempotent(ctx, buf.Bytes())
 		if answered {
 			return
@@ -251,18 +251,19 @@ func slicesContains(list []string, s string) bool {
 // lookup returns the route name names for key k: a configured route, or a
 // provider/model target of a configured provider.
 func (s *Server) lookup(k *clientKey, name, param string) (*router.Route, string, *apiError) {
-	if r, ok := s.routes[name]; ok {
+	v := s.v()
+	if r, ok := v.routes[name]; ok {
 		if !k.mayRoute(name) {
 			return nil, "", forbidden(k, name, param)
 		}
 		return r, name, nil
 	}
-	if prov, model, ok := strings.Cut(name, "/"); ok && prov != "" && model != "" && s.providers[prov] {
+	if prov, model, ok := strings.Cut(name, "/"); ok && prov != "" && model != "" && v.providers[prov] {
 		if !k.mayTarget(name) {
 			return nil, "", forbidden(k, name, param)
 		}
-		if !s.knownTargets[name] {
-			if err := s.direct.admit(prov, model, s.gw.MaxDirectModels, s.clk.Now()); err != nil {
+		if !v.knownTargets[name] {
+			if err := v.direct.admit(prov, model, v.gw.MaxDirectModels, s.clk.Now()); err != nil {
 				return nil, "", &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 					Code: "too_many_models", Param: param, Reason: "too_many_models", Message: err.Error()}
 			}
@@ -286,28 +287,29 @@ func forbidden(k *clientKey, name, param string) *apiError {
 
 // targetRoute returns the route of the one target addr, built once.
 func (s *Server) targetRoute(addr string) (*router.Route, error) {
-	s.tmu.Lock()
-	r, ok := s.targets[addr]
-	s.tmu.Unlock()
+	v := s.v()
+	v.tmu.Lock()
+	r, ok := v.targets[addr]
+	v.tmu.Unlock()
 	if ok {
 		return r, nil
 	}
-	r, err := s.file.TargetRoute(addr, s.buildOpts)
+	r, err := v.file.TargetRoute(addr, v.buildOpts)
 	if err != nil {
 		return nil, err
 	}
-	s.tmu.Lock()
-	if len(s.targets) < maxTargetRoutes {
-		s.targets[addr] = r
+	v.tmu.Lock()
+	if len(v.targets) < maxTargetRoutes {
+		v.targets[addr] = r
 	}
-	s.tmu.Unlock()
+	v.tmu.Unlock()
 	return r, nil
 }
 
 // visibleRoutes returns the routes k may use, sorted.
 func (s *Server) visibleRoutes(k *clientKey) []string {
 	var out []string
-	for _, name := range s.routeNames {
+	for _, name := range s.v().routeNames {
 		if k.mayRoute(name) {
 			out = append(out, name)
 		}

@@ -240,7 +240,7 @@ var keyShape = regexp.MustCompile(`(?:sk-|sk_|gsk_|xai-|csk-|fw_|AIza|hf_|nvapi-
 // scrub removes every upstream key detour holds, and anything shaped like a
 // key, from text bound for a client or a log.
 func (s *Server) scrub(text string) string {
-	for _, k := range s.secrets { // each 8 bytes or more: RedactString's domain
+	for _, k := range s.v().secrets { // each 8 bytes or more: RedactString's domain
 		text = exchange.RedactString(text, k) // in any case, in part, escaped or base64
 	}
 	return keyShape.ReplaceAllString(text, "[redacted]")

@@ -88,7 +88,7 @@ func (c *call) idempotent(ctx context.Context, body []byte) (answered bool, fini
 		case rec.Done:
 			c.replay(rec)
 			return true, nil
-		case s.gw.IdempotencyConflict:
+		case s.v().gw.IdempotencyConflict:
 			c.reject(&apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: "idempotency_key_in_flight",
 				Reason: "idempotency_conflict", RetryAfter: 1,
 				Message: fmt.Sprintf("a request with Idempotency-Key %q is in flight: send it again once that one ends to get its answer", c.idem)})
@@ -138,7 +138,7 @@ func (c *call) keep(key, fp string, tee *teeWriter) {
 	}
 	b, err := json.Marshal(rec)
 	if err == nil {
-		err = recs.Put(key, b, c.s.gw.IdempotencyTTL)
+		err = recs.Put(key, b, c.s.v().gw.IdempotencyTTL)
 	}
 	if err != nil {
 		c.s.log.Warn("idempotency record not kept", "id", c.id, "error", err)

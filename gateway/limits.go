@@ -89,8 +89,9 @@ func putBytes(p *[]byte, b []byte) {
 	}
 }
 
-// readBody reads r's body into buf, at most s.gw.MaxBody bytes.
+// readBody reads r's body into buf, at most s.v().gw.MaxBody bytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) *apiError {
+	v := s.v()
 	// A client that sends its headers and then stalls must not hold its
 	// slot: the body has BodyTimeout to arrive. The deadline is the
 	// socket's (real time), cleared once the body is in.
@@ -106,15 +107,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buf
 		io.Copy(io.Discard, io.LimitReader(r.Body, discardLimit)) //nolint:errcheck // best effort
 		w.Header().Set("Connection", "close")
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Reason: "too_large",
-			Message: fmt.Sprintf("request body is larger than the gateway's limit of %s (gateway.max_body)", config.SizeText(s.gw.MaxBody))}
+			Message: fmt.Sprintf("request body is larger than the gateway's limit of %s (gateway.max_body)", config.SizeText(v.gw.MaxBody))}
 	}
-	if r.ContentLength > s.gw.MaxBody {
+	if r.ContentLength > v.gw.MaxBody {
 		return tooLarge()
 	}
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.gw.MaxBody))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, v.gw.MaxBody))
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
@@ -137,8 +138,9 @@ const discardLimit = 64 << 20
 // bodyTimeout returns the time a request body has to arrive
 // (gateway.body_timeout).
 func (s *Server) bodyTimeout() time.Duration {
-	if s.gw.BodyTimeout > 0 {
-		return s.gw.BodyTimeout
+	v := s.v()
+	if v.gw.BodyTimeout > 0 {
+		return v.gw.BodyTimeout
 	}
 	return config.DefaultBodyTimeout
 }

@@ -164,7 +164,7 @@ func newMetrics(s *Server) *metrics {
 			"not parked. A target skipped only for its account's or endpoint's park is absent too.", []string{"target"},
 		func(emit func(float64, ...string)) {
 			s.eachParked(func(scope classify.Scope, key string, left time.Duration) {
-				if scope == classify.ScopeTarget && s.knownTargets[key] {
+				if scope == classify.ScopeTarget && s.v().knownTargets[key] {
 					emit(left.Seconds(), key)
 				}
 			})
@@ -175,7 +175,7 @@ func newMetrics(s *Server) *metrics {
 	reg.RegisterGo()
 	reg.RegisterProcess()
 	// Every outcome of every route shows, at 0, from the first scrape.
-	for _, route := range s.routeNames {
+	for _, route := range s.v().routeNames {
 		for _, o := range []string{OutcomePrimarySuccess, OutcomeRetryRecovery, OutcomeFailoverRecovery,
 			OutcomeFallbackRecovery, OutcomeDegraded, OutcomeStatic, OutcomeFailClosed, OutcomeAllFailed} {
 			for _, sf := range []string{"openai", "anthropic"} {
@@ -268,7 +268,7 @@ func keyScope(key string) classify.Scope {
 // grow the series without bound.
 func (s *Server) targetLabel(t *router.Target) string {
 	id := t.ID()
-	if s.knownTargets[id] {
+	if s.v().knownTargets[id] {
 		return id
 	}
 	return t.Provider + "/_other"

@@ -33,7 +33,7 @@ func newMetricsKey(keyEnv string, getenv func(string) string, clients []*clientK
 // MetricsAddr returns gateway.metrics_listen: the address where /metrics is
 // served apart from the gateway (see ServeMetrics), or "" when it is served
 // on the gateway's own listener.
-func (s *Server) MetricsAddr() string { return s.gw.MetricsListen }
+func (s *Server) MetricsAddr() string { return s.mlisten }
 
 // ServeMetrics serves /metrics alone on ln (gateway.metrics_listen) until
 // Shutdown, which closes it last, so the drain can be watched. It asks for
@@ -73,22 +73,23 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, apart bool
 //   - 403 on the gateway's listener when it has client keys and no admin
 //     key is set: no key opens /metrics there.
 func (s *Server) metricsAccess(r *http.Request, apart bool) *apiError {
+	v := s.v()
 	switch {
-	case !apart && s.gw.MetricsListen != "":
+	case !apart && v.gw.MetricsListen != "":
 		return &apiError{Status: http.StatusNotFound, Code: "unknown_url",
 			Message: "/metrics is served on the address of gateway.metrics_listen, not on this one"}
-	case s.metricsKey != nil:
+	case v.metricsKey != nil:
 		key := bearer(r)
 		if key == "" {
 			return &apiError{Status: http.StatusUnauthorized, Code: "invalid_api_key",
 				Message: "missing metrics key: send the key of gateway.metrics_key_env as \"Authorization: Bearer KEY\""}
 		}
 		sum := sha256.Sum256([]byte(key))
-		if subtle.ConstantTimeCompare(sum[:], s.metricsKey[:]) != 1 {
+		if subtle.ConstantTimeCompare(sum[:], v.metricsKey[:]) != 1 {
 			return &apiError{Status: http.StatusUnauthorized, Code: "invalid_api_key",
 				Message: "invalid metrics key: /metrics takes the key of gateway.metrics_key_env, not a client key"}
 		}
-	case !apart && len(s.keys) > 0:
+	case !apart && len(v.keys) > 0:
 		return &apiError{Status: http.StatusForbidden, Code: "metrics_closed",
 			Message: "/metrics is closed on a gateway with client keys: set gateway.metrics_key_env to the variable " +
 				"holding an admin key (sent as \"Authorization: Bearer KEY\"), or serve metrics on a loopback gateway.metrics_listen"}

@@ -26,14 +26,15 @@ type model struct{ id, owner string }
 
 // visibleModels returns the routes and targets k may use, routes first.
 func (s *Server) visibleModels(k *clientKey) []model {
+	v := s.v()
 	var out []model
 	seen := map[string]bool{}
 	for _, name := range s.visibleRoutes(k) {
 		out = append(out, model{name, "detour"})
 		seen[name] = true
 	}
-	for _, name := range s.routeNames {
-		r := s.routes[name]
+	for _, name := range v.routeNames {
+		r := v.routes[name]
 		for i := range r.Chain {
 			t := &r.Chain[i]
 			if id := t.ID(); !seen[id] && (k.mayRoute(name) || k.mayTarget(id)) {
@@ -47,6 +48,7 @@ func (s *Server) visibleModels(k *clientKey) []model {
 
 // serveModels serves GET /v1/models and, with an id, GET /v1/models/{id}.
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) {
+	v := s.v()
 	d := modelsDialect(r)
 	k, ae := s.authenticate(r)
 	if ae != nil {
@@ -60,7 +62,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 		found := false
 		for _, m := range models {
 			if m.id == id {
-				b, found = appendModel(b, d, m, s.loaded), true
+				b, found = appendModel(b, d, m, v.loaded), true
 				break
 			}
 		}
@@ -75,7 +77,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendModel(b, d, m, s.loaded)
+			b = appendModel(b, d, m, v.loaded)
 		}
 		b = append(b, `],"has_more":false,"first_id":`...)
 		first, last := "", ""
@@ -92,7 +94,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendModel(b, d, m, s.loaded)
+			b = appendModel(b, d, m, v.loaded)
 		}
 		b = append(b, "]}"...)
 	}

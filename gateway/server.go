@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +46,9 @@ type Config struct {
 	// Clock tells time to the router, the breaker reads and the rate
 	// limits; nil means the wall clock.
 	Clock clock.Clock
+	// Reread reads the config file again, for ReloadFile (SIGHUP in
+	// `detour serve`) and POST /admin/reload; nil means neither can.
+	Reread func() (*config.Config, error)
 }
 
 // Server is detour's OpenAI- and Anthropic-compatible gateway: an
@@ -75,31 +76,24 @@ type Config struct {
 // A Server is safe for concurrent use. Serve it with Serve (which adds
 // graceful shutdown: Drain, Shutdown) or mount it in any http.Server.
 type Server struct {
-	file      *config.Config
-	gw        config.Gateway // with defaults
-	router    *router.Router
-	health    *health.Breaker
-	records   health.Records // idempotency records: the health store's, else memory
-	loaded    time.Time      // when New read the config: the routes' creation time
-	clk       clock.Clock
-	log       *slog.Logger
-	buildOpts config.BuildOptions
+	router   *router.Router
+	health   *health.Breaker
+	records  health.Records // idempotency records: the health store's, else memory
+	clk      clock.Clock
+	log      *slog.Logger
+	getenv   func(string) string
+	client   *http.Client
+	listen   string     // gateway.listen as first loaded: a reload does not move it
+	mlisten  string     // gateway.metrics_listen, the same
+	reloadMu sync.Mutex // one reload at a time
+	reread   func() (*config.Config, error)
 
-	routes       map[string]*router.Route // read-only after New
-	routeNames   []string                 // sorted
-	providers    map[string]bool          // providers a request may name directly
-	knownTargets map[string]bool          // targets with their own metrics series
-	keys         []*clientKey             // empty: no key asked for
-	secrets      []string                 // upstream keys, scrubbed from all output
-	ready        bool                     // some target has a key
+	// cur is what the config file makes: routes, keys, limits. A reload
+	// swaps it; a request reads it once, at its start, and keeps it.
+	cur atomic.Pointer[view]
 
 	metrics        *metrics
 	metricsHandler http.Handler
-	metricsKey     *[sha256.Size]byte // digest of gateway.metrics_key_env's key; nil: none
-
-	tmu     sync.Mutex               // guards targets
-	targets map[string]*router.Route // routes of directly named targets
-	direct  directModels             // models named directly, per provider, capped
 
 	unready   atomic.Bool // /readyz answers 503: a drain began
 	draining  atomic.Bool // new requests are refused: the listener is closing
@@ -124,14 +118,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.File == nil {
 		return nil, errors.New("gateway: Config.File is nil")
 	}
-	getenv := cfg.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	s := &Server{
-		file: cfg.File, gw: cfg.File.Gateway.WithDefaults(), clk: clock.Or(cfg.Clock), log: cfg.Logger,
-		health: cfg.Health, loaded: clock.Or(cfg.Clock).Now(), buildOpts: config.BuildOptions{Getenv: getenv, HTTPClient: cfg.HTTPClient},
-		providers: map[string]bool{}, knownTargets: map[string]bool{}, targets: map[string]*router.Route{},
+	s := &Server{clk: clock.Or(cfg.Clock), log: cfg.Logger, health: cfg.Health, getenv: cfg.Getenv, client: cfg.HTTPClient,
+		reread: cfg.Reread}
+	if s.getenv == nil {
+		s.getenv = os.Getenv
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
@@ -142,48 +132,12 @@ func New(cfg Config) (*Server, error) {
 	if s.records = s.health.RecordsOf(); s.records == nil {
 		s.records = &health.MemoryRecords{Now: s.clk.Now}
 	}
-	routes, err := cfg.File.Build(s.buildOpts)
+	v, err := s.newView(cfg.File, nil)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	s.routes = routes
-	for name, r := range routes {
-		s.routeNames = append(s.routeNames, name)
-		for i := range r.Chain {
-			t := &r.Chain[i]
-			s.providers[t.Provider], s.knownTargets[t.ID()] = true, true
-			s.ready = s.ready || t.Client != nil
-		}
-	}
-	slices.Sort(s.routeNames)
-	for name := range cfg.File.Providers {
-		s.providers[name] = true
-	}
-	for addr := range cfg.File.Targets {
-		s.knownTargets[addr] = true
-	}
-	for name := range s.providers {
-		if p, ok := cfg.File.Provider(name); ok && p.KeyEnv != "" {
-			if k := strings.TrimSpace(getenv(p.KeyEnv)); len(k) >= 8 {
-				s.secrets = append(s.secrets, k)
-			}
-		}
-	}
-	// What `detour check` refuses, in its words (unset client and metrics
-	// key variables, short provider keys), before the gateway's own checks.
-	if err := cfg.File.CheckEnv(getenv); err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	for _, k := range s.gw.Keys {
-		ck, err := newClientKey(k, getenv, routes)
-		if err != nil {
-			return nil, err
-		}
-		s.keys = append(s.keys, ck)
-	}
-	if s.metricsKey, err = newMetricsKey(s.gw.MetricsKeyEnv, getenv, s.keys); err != nil {
 		return nil, err
 	}
+	s.cur.Store(v)
+	s.listen, s.mlisten = v.gw.Listen, v.gw.MetricsListen
 	s.hard, s.hardStop = context.WithCancel(context.Background())
 	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt}).Init()
 	s.metrics = newMetrics(s)
@@ -191,14 +145,17 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// v returns the config in force: a request reads it once and keeps it.
+func (s *Server) v() *view { return s.cur.Load() }
+
 // Addr returns the address the file asks to listen on (gateway.listen, or
 // config.DefaultListen).
-func (s *Server) Addr() string { return s.gw.Listen }
+func (s *Server) Addr() string { return s.listen }
 
 // Keyless reports whether the gateway asks for no client key (no
 // gateway.keys): every request is then accepted, so `detour serve` listens
 // on loopback only.
-func (s *Server) Keyless() bool { return len(s.keys) == 0 }
+func (s *Server) Keyless() bool { return len(s.v().keys) == 0 }
 
 // ServeHTTP routes a request to its surface.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -221,7 +178,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case s.unready.Load() || s.draining.Load():
 			writeStatus(w, http.StatusServiceUnavailable, "draining")
-		case !s.ready:
+		case !s.v().ready:
 			writeStatus(w, http.StatusServiceUnavailable, "no provider key is set")
 		default:
 			writeReady(w, s.health.StoreStatus())
@@ -229,6 +186,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/metrics":
 		s.serveMetrics(w, r, false)
 	default:
+		if strings.HasPrefix(p, "/admin/") {
+			s.serveAdmin(w, r, p)
+			return
+		}
 		if id, ok := strings.CutPrefix(p, "/v1/models/"); ok && id != "" {
 			if s.method(w, r, http.MethodGet, modelsDialect(r)) {
 				s.serveModels(w, r, id)
@@ -349,7 +310,7 @@ func (e *DrainError) Unwrap() error { return ErrDrainTimeout }
 // Shutdown's error.
 func (s *Server) Drain(ctx context.Context) error {
 	s.unready.Store(true)
-	if d := s.gw.DrainDelay; d > 0 {
+	if d := s.v().gw.DrainDelay; d > 0 {
 		s.clk.Sleep(ctx, d)
 	}
 	return s.Shutdown(ctx)
@@ -366,7 +327,7 @@ func (s *Server) Drain(ctx context.Context) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.unready.Store(true)
 	s.draining.Store(true)
-	ctx, cancel := context.WithTimeout(ctx, s.gw.DrainTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.v().gw.DrainTimeout)
 	defer cancel()
 	s.mu.Lock()
 	srv, msrv := s.srv, s.msrv

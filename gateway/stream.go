@@ -201,7 +201,7 @@ func (o *sseOut) clientStalled() bool {
 // never with another model's text.
 func (c *call) serveStream(ctx context.Context) {
 	s := c.s
-	out := newSSEOut(c.w, s.gw.KeepAlive, s.writeTimeout())
+	out := newSSEOut(c.w, s.v().gw.KeepAlive, s.writeTimeout())
 	defer out.stop()
 	var enc streamEncoder
 	if c.d == anthropicDialect {
@@ -301,8 +301,9 @@ func (c *call) serveStream(ctx context.Context) {
 // writeTimeout returns the limit of one streamed write
 // (gateway.write_timeout).
 func (s *Server) writeTimeout() time.Duration {
-	if s.gw.WriteTimeout > 0 {
-		return s.gw.WriteTimeout
+	v := s.v()
+	if v.gw.WriteTimeout > 0 {
+		return v.gw.WriteTimeout
 	}
 	return config.DefaultWriteTimeout
 }

@@ -249,6 +249,22 @@ func (b *Breaker) Park(key string, until time.Time, reason string, now time.Time
 	})
 }
 
+// Release closes key at once, whatever parked it: its failures are
+// forgotten and permits issued before are stale. An operator's "it is back"
+// (the gateway's admin endpoint); a key never seen is left alone.
+func (b *Breaker) Release(key string, now time.Time) {
+	_ = b.update(key, now, func(e *Entry) bool {
+		if e.State == "" || e.Generation == 0 {
+			return false
+		}
+		e.State, e.Failures = Closed, 0
+		e.Until, e.Reason, e.ProbeUntil = time.Time{}, "", time.Time{}
+		e.Kind, e.Status = "", ""
+		e.Generation++
+		return true
+	})
+}
+
 // Get returns key's entry as of now, changing nothing: an Open entry whose
 // time is up reads HalfOpen, and an expired probe is not reported. A key never
 // seen reads Closed.

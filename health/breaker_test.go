@@ -590,3 +590,23 @@ func TestBreaker_ParkedRefusedWithoutAnUpdate(t *testing.T) {
 		t.Fatalf("refusals while the probe is out made %d Updates, want 0", n)
 	}
 }
+
+// Release closes a parked key at once; permits from before it are stale.
+func TestBreaker_Release(t *testing.T) {
+	b := New(Settings{})
+	old := allow(t, b, key, t0)
+	b.Park(key, t0.Add(time.Hour), "wall", t0)
+	b.Release(key, t0.Add(time.Minute))
+	if st, _ := b.State(key, t0.Add(time.Minute)); st != Closed {
+		t.Fatalf("state after Release = %s", st)
+	}
+	allow(t, b, key, t0.Add(time.Minute))
+	b.Done(key, old, Outcome{Kind: classify.Transient}, t0.Add(time.Minute))
+	if e := b.Get(key, t0.Add(time.Minute)); e.Failures != 0 {
+		t.Fatalf("a permit from before the release counted: %+v", e)
+	}
+	b.Release("never/seen", t0)
+	if len(b.Snapshot(t0)) != 1 {
+		t.Fatal("Release made an entry for a key never seen")
+	}
+}
