@@ -265,7 +265,9 @@ type askJSON struct {
 	Usage        llm.Usage      `json:"usage"`
 	Attempts     int            `json:"attempts"`
 	Degraded     bool           `json:"degraded"`
-	Seconds      float64        `json:"seconds"`
+	// Phase is how far the answering attempt got: "committed".
+	Phase   string  `json:"phase"`
+	Seconds float64 `json:"seconds"`
 }
 
 func answerJSON(res *router.Result, route string, took time.Duration) askJSON {
@@ -274,14 +276,17 @@ func answerJSON(res *router.Result, route string, took time.Duration) askJSON {
 		Provider: res.Target.Provider, Model: res.Response.Model,
 		Answer: res.Response.Message.Content, ToolCalls: res.Response.Message.ToolCalls,
 		FinishReason: string(res.Response.FinishReason), Usage: res.Response.Usage,
-		Attempts: sends(res.Attempts), Degraded: res.Degraded, Seconds: ledger.Seconds(took),
+		Attempts: sends(res.Attempts), Degraded: res.Degraded, Phase: string(res.Phase), Seconds: ledger.Seconds(took),
 	}
 }
 
 // failJSON is what ask --json prints when no answer came.
 type failJSON struct {
-	Error      string          `json:"error"`
-	Kind       string          `json:"kind,omitempty"`
+	Error string `json:"error"`
+	Kind  string `json:"kind,omitempty"`
+	// Phase is how far the last attempt sent got ("sent", "unknown", ...);
+	// omitted when none was sent.
+	Phase      string          `json:"phase,omitempty"`
 	RequestID  string          `json:"request_id,omitempty"`
 	Candidates []candidateJSON `json:"candidates,omitempty"`
 }
@@ -320,7 +325,8 @@ func reportFailure(env Env, asJSON bool, err error) error {
 		out := failJSON{Error: err.Error()}
 		var re *router.Error
 		if errors.As(err, &re) {
-			out.Kind, out.RequestID, out.Candidates = string(re.Kind), re.RequestID, candidatesJSON(re.Candidates)
+			out.Kind, out.Phase, out.RequestID, out.Candidates = string(re.Kind), string(re.Phase), re.RequestID,
+				candidatesJSON(re.Candidates)
 		}
 		_ = json.NewEncoder(env.Stdout).Encode(out)
 	}

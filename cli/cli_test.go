@@ -83,6 +83,9 @@ func TestAsk_AnswersAndPrintsHops(t *testing.T) {
 	if err != nil || len(recs) != 2 || recs[0].Status != "http_402" || recs[1].Status != "ok" {
 		t.Fatalf("ledger = %+v, %v; want the 402 then ok", recs, err)
 	}
+	if recs[0].Phase != "sent" || recs[1].Phase != "committed" {
+		t.Fatalf("ledger phases = %q, %q; want sent, committed", recs[0].Phase, recs[1].Phase)
+	}
 }
 
 func TestAsk_ReadsStdinAndPrintsJSON(t *testing.T) {
@@ -95,8 +98,9 @@ func TestAsk_ReadsStdinAndPrintsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
 	}
-	if got.Provider != "p1" || got.Model != "m" || got.Attempts != 1 || got.Degraded || got.Answer == "" {
-		t.Fatalf("json = %+v", got)
+	if got.Provider != "p1" || got.Model != "m" || got.Attempts != 1 || got.Degraded || got.Answer == "" ||
+		!strings.Contains(out, `"phase":"committed"`) {
+		t.Fatalf("json = %+v\n%s", got, out)
 	}
 }
 

@@ -79,7 +79,7 @@ func TestAsk_JSONKeysAreSnakeCase(t *testing.T) {
 		t.Fatalf("exit %d, want %d", code, ExitFailed)
 	}
 	keys := keysOf(t, out)
-	for _, want := range []string{"error", "candidates", "target", "status", "kind", "scope", "sends", "reason"} {
+	for _, want := range []string{"error", "kind", "phase", "candidates", "target", "status", "scope", "sends", "reason"} {
 		if !strings.Contains(" "+strings.Join(keys, " ")+" ", " "+want+" ") {
 			t.Errorf("failure JSON lacks key %q:\n%s", want, out)
 		}
@@ -88,6 +88,9 @@ func TestAsk_JSONKeysAreSnakeCase(t *testing.T) {
 	code, answer, errOut := run(t, vars, "", "ask", "--json", "hi")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(answer, `"phase":"committed"`) {
+		t.Errorf("answer JSON lacks phase committed:\n%s", answer)
 	}
 	for _, k := range append(keys, keysOf(t, answer)...) {
 		if !snakeKey.MatchString(k) {

@@ -75,6 +75,15 @@ type Record struct {
 	// Action is what the router did after this attempt: "return", "retry",
 	// "failover", "fallback", "queue", "degrade", "static", "fail".
 	Action string `json:"action"`
+	// Phase is how far the attempt got (a policy.Phase word): "none"
+	// (nothing sent: a skip, a connection never made), "sent" (a response
+	// said what became of it; nothing reached the caller), "unknown" (sent,
+	// but it ended with no response saying whether it was acted on: a
+	// timeout or reset before the status, a non-streamed body cut),
+	// "output_started", "tool_started" (the answer's content, or a tool
+	// call's first delta, reached the caller), "committed" (the whole
+	// answer was handed over). Omitted by writers that do not know it.
+	Phase string `json:"phase,omitempty"`
 	// TokensIn and TokensOut are the tokens the provider reported (billed
 	// ones, on a failure too); 0 when unknown.
 	TokensIn  int `json:"tokens_in"`

@@ -14,7 +14,7 @@ import (
 // keys (DESIGN.md rules 7 and 12).
 var allowedFields = []string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt",
-	"failover", "status", "kind", "scope", "action", "dropped", "tokens_in", "tokens_out",
+	"failover", "status", "kind", "scope", "action", "phase", "dropped", "tokens_in", "tokens_out",
 	"tokens_cache_read", "tokens_cache_write",
 	"seconds", "wait_seconds", "retry_after_s", "cost", "reason",
 }
@@ -86,7 +86,7 @@ func TestRecord_JSON(t *testing.T) {
 	r := Record{
 		Time:      time.Date(2025, 6, 1, 14, 0, 0, 123456789, cest),
 		RequestID: "req-1", Route: "default", Provider: "openrouter", Model: "meta-llama/llama-3.3-70b-instruct",
-		Hop: 1, Attempt: 2, Failover: true, Status: "http_429", Kind: "transient", Action: "retry",
+		Hop: 1, Attempt: 2, Failover: true, Status: "http_429", Kind: "transient", Action: "retry", Phase: "sent",
 		TokensIn: 10, TokensOut: 0, Seconds: 0.131, WaitSeconds: 2, RetryAfterS: 2, Cost: 0.0000012,
 		Reason: `HTTP 429 "rate" <limit> & more`,
 	}
@@ -96,7 +96,7 @@ func TestRecord_JSON(t *testing.T) {
 	}
 	const want = `{"time":"2025-06-01T12:00:00.123Z","request_id":"req-1","route":"default","provider":"openrouter",` +
 		`"model":"meta-llama/llama-3.3-70b-instruct","hop":1,"attempt":2,"failover":true,"status":"http_429",` +
-		`"kind":"transient","action":"retry","tokens_in":10,"tokens_out":0,"seconds":0.131,"wait_seconds":2,` +
+		`"kind":"transient","action":"retry","phase":"sent","tokens_in":10,"tokens_out":0,"seconds":0.131,"wait_seconds":2,` +
 		`"retry_after_s":2,"cost":0.0000012,"reason":"HTTP 429 \"rate\" \u003climit\u003e \u0026 more"}`
 	if string(b) != want {
 		t.Fatalf("Marshal =\n%s\nwant\n%s", b, want)

@@ -32,20 +32,42 @@ const (
 	Return Action = "return"
 )
 
-// Phase is how far a request got on the failed attempt.
+// Phase is how far an attempt got: its commit phase. The words appear in
+// the ledger.
 type Phase string
 
-// The phases of an attempt. Replay is safe only before output or side effects.
+// The phases of an attempt. Replay is safe only before output or side
+// effects: before PhaseOutputStarted, and for PhaseUnknown only when the
+// request is idempotent.
 const (
-	PhaseNone          Phase = "none"
-	PhaseSent          Phase = "sent"
+	// PhaseNone: nothing was sent (a skip, or a connection that was never
+	// made: refused, a host that does not resolve, TLS).
+	PhaseNone Phase = "none"
+	// PhaseSent: the request went out and a response said what became of
+	// it (an error status, an error event, a refusal), or a stream's
+	// status came but none of its output reached the caller.
+	PhaseSent Phase = "sent"
+	// PhaseUnknown: the request went out and may have been accepted and
+	// acted on, but the attempt ended without a response saying so: a
+	// timeout, a reset or an early EOF before the response status, or a
+	// non-streamed body cut after its status. A request with side effects
+	// (Input.NonIdempotent) is never sent again from this phase.
+	PhaseUnknown Phase = "unknown"
+	// PhaseOutputStarted: content of the answer reached the caller.
 	PhaseOutputStarted Phase = "output_started"
-	PhaseToolStarted   Phase = "tool_started"
-	PhaseCommitted     Phase = "committed"
+	// PhaseToolStarted: a tool call's first delta reached the caller.
+	PhaseToolStarted Phase = "tool_started"
+	// PhaseCommitted: the whole answer was handed over.
+	PhaseCommitted Phase = "committed"
 )
 
-// Replayable reports whether a request in phase p may be sent again.
-func (p Phase) Replayable() bool { return p == "" || p == PhaseNone || p == PhaseSent }
+// Replayable reports whether a request in phase p may be sent again, as
+// far as the phase alone says: nothing of the answer reached the caller.
+// PhaseUnknown is replayable only for an idempotent request (Decide
+// checks Input.NonIdempotent).
+func (p Phase) Replayable() bool {
+	return p == "" || p == PhaseNone || p == PhaseSent || p == PhaseUnknown
+}
 
 // Next describes the candidate the router would move to. The router has
 // already dropped candidates that are parked, keyless or tried, and those
@@ -66,8 +88,12 @@ type Next struct {
 // Input is everything Decide reads. It is a plain value: Decide keeps none.
 type Input struct {
 	Failure classify.Failure
-	Phase   Phase
-	Budget  Budget
+	// Phase is how far the failed attempt got.
+	Phase  Phase
+	Budget Budget
+	// NonIdempotent marks a request with side effects: one whose outcome
+	// is unknown (PhaseUnknown) is never sent again, to any target.
+	NonIdempotent bool
 	// Now is the time of the decision; Started when the request began.
 	Now     time.Time
 	Started time.Time
@@ -135,6 +161,8 @@ func Decide(in Input) Decision {
 		return Decision{Action: Fail, Why: fmt.Sprintf("%s fails closed", f.Kind)}
 	case !in.Phase.Replayable():
 		return Decision{Action: Fail, Why: fmt.Sprintf("not replayable after %s", in.Phase)}
+	case in.Phase == PhaseUnknown && in.NonIdempotent:
+		return Decision{Action: Fail, Why: "outcome unknown after the send; the request is not idempotent"}
 	}
 
 	deadline := in.Started.Add(b.Deadline)

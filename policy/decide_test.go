@@ -240,3 +240,52 @@ func TestQueueWait(t *testing.T) {
 		})
 	}
 }
+
+// A request with side effects whose outcome is unknown after the send is
+// never sent again, to any target; an idempotent one, or one whose phase
+// says the provider answered, still retries and fails over. Every phase
+// past the first output fails, idempotent or not.
+func TestDecide_UnknownOutcomeOfANonIdempotentRequestFailsClosed(t *testing.T) {
+	silent := classify.Failure{Kind: classify.Transient, Status: classify.StatusHeaderTimeout, Silent: true}
+	reset := classify.Failure{Kind: classify.Transient, Status: classify.StatusReset}
+	next := Next{Exists: true, SameFamily: true}
+	tests := []struct {
+		name          string
+		failure       classify.Failure
+		phase         Phase
+		nonIdempotent bool
+		next          Next
+		want          Action
+		why           string
+	}{
+		{"timeout, unknown, not idempotent: fail closed", silent, PhaseUnknown, true, next, Fail,
+			"outcome unknown after the send; the request is not idempotent"},
+		{"reset, unknown, not idempotent, last candidate: no retry", reset, PhaseUnknown, true, Next{}, Fail,
+			"outcome unknown after the send; the request is not idempotent"},
+		{"timeout, unknown, idempotent: fails over", silent, PhaseUnknown, false, next, Failover, ""},
+		{"reset, unknown, idempotent: retries", reset, PhaseUnknown, false, next, Retry, ""},
+		{"reset, sent, not idempotent: retries (a response said what happened)", reset, PhaseSent, true, next, Retry, ""},
+		{"reset, none, not idempotent: retries (nothing went out)", reset, PhaseNone, true, next, Retry, ""},
+		{"output started, idempotent: fails", reset, PhaseOutputStarted, false, next, Fail, "not replayable after output_started"},
+		{"tool started, idempotent: fails", reset, PhaseToolStarted, false, next, Fail, "not replayable after tool_started"},
+		{"committed, idempotent: fails", reset, PhaseCommitted, false, next, Fail, "not replayable after committed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Decide(Input{Failure: tt.failure, Phase: tt.phase, NonIdempotent: tt.nonIdempotent,
+				Now: t0, Started: t0, Attempts: 1, TargetAttempts: 1, Next: tt.next})
+			if got.Action != tt.want || (tt.why != "" && got.Why != tt.why) {
+				t.Errorf("Decide() = %s (%q), want %s (%q)", got.Action, got.Why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestPhase_Replayable(t *testing.T) {
+	for p, want := range map[Phase]bool{"": true, PhaseNone: true, PhaseSent: true, PhaseUnknown: true,
+		PhaseOutputStarted: false, PhaseToolStarted: false, PhaseCommitted: false} {
+		if got := p.Replayable(); got != want {
+			t.Errorf("%q.Replayable() = %v, want %v", p, got, want)
+		}
+	}
+}

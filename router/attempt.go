@@ -174,6 +174,14 @@ func (w *watch) flowing() bool {
 	return true
 }
 
+// heard reports whether the response's headers came before a limit ended
+// the attempt.
+func (w *watch) heard() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.phase != phaseSent
+}
+
 // expired returns the limit that ended the attempt, or nil.
 func (w *watch) expired() error {
 	w.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/policy"
 )
 
 // ErrAllFailed means every candidate of the route failed or was skipped.
@@ -75,6 +76,10 @@ type Error struct {
 	RequestID string
 	// Kind is the kind of the failure that ended the request.
 	Kind classify.Kind
+	// Phase is how far the last attempt sent got (policy.PhaseUnknown
+	// when a request with side effects stopped on an unknown outcome);
+	// empty when none was sent.
+	Phase policy.Phase
 	// Candidates are every candidate of the request, in chain order.
 	Candidates []Candidate
 	// Attempts counts sends that reached a provider.

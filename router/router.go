@@ -49,6 +49,12 @@ type Options struct {
 	NoFallback bool
 	// RequestID is recorded in the ledger; empty means a new one.
 	RequestID string
+	// NonIdempotent says the request has side effects: when an attempt's
+	// outcome is unknown (sent, then a timeout or a reset before any
+	// response said what became of it: policy.PhaseUnknown), it is never
+	// sent again, to this target or another. The request ends with an
+	// *Error (errors.Is ErrAllFailed) whose Phase is policy.PhaseUnknown.
+	NonIdempotent bool
 }
 
 // Attempt is one exchange with one target, or one skip. It is a snapshot:
@@ -62,10 +68,13 @@ type Attempt struct {
 	Status    string
 	Kind      classify.Kind
 	Action    policy.Action
-	Usage     llm.Usage
-	Duration  time.Duration
-	Wait      time.Duration
-	Cost      float64
+	// Phase is how far the attempt got: none for a skip, committed for an
+	// answer handed over whole (see policy.Phase).
+	Phase    policy.Phase
+	Usage    llm.Usage
+	Duration time.Duration
+	Wait     time.Duration
+	Cost     float64
 	// Reason is one line (at most 140 characters); empty on success.
 	Reason string
 	// Dropped names the needs of the request this target went without
@@ -104,6 +113,11 @@ type Result struct {
 	// Dropped names what the request carried that the answering target
 	// went without; empty when nothing was dropped.
 	Dropped []string
+	// Phase is how far the answering attempt got: committed for Complete.
+	// A stream's is sent when Stream returns, and its final phase
+	// (committed, or how far a cut or closed stream got) once the stream
+	// has ended: read it after Next returned an error or Close returned.
+	Phase policy.Phase
 }
 
 func (r *Router) clock() clock.Clock { return clock.Or(r.Clock) }

@@ -65,19 +65,21 @@ func committed(c llm.Chunk) bool {
 // when the route is Buffered). Until then a failure is an ordinary failed
 // attempt that may fail over. The attempt runs under lim: the header,
 // first-token and deadline limits until the first output, then only the
-// idle limit (each gap, while buffering too) and max_duration.
-func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim limits) (*routedStream, error) {
+// idle limit (each gap, while buffering too) and max_duration. headers
+// reports that the response's status came (always, once the stream is
+// open).
+func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim limits) (*routedStream, bool, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	wt := newWatch(cancel, lim, true)
 	inner, err := t.Client.Stream(llm.WithProgress(actx, wt), req)
 	if err != nil {
 		wt.stop()
 		cancel(nil)
-		return nil, wt.explain(err)
+		return nil, wt.heard(), wt.explain(err)
 	}
 	wt.Headers()
 	_, _, idle := w.route.Timeouts()
-	s := &routedStream{w: w, t: t, inner: inner, cancel: cancel, watch: wt, idle: idle}
+	s := &routedStream{w: w, t: t, inner: inner, cancel: cancel, watch: wt, idle: idle, phase: policy.PhaseSent}
 	buffering := w.route.Buffered
 	held := 0 // bytes of the chunks held while buffering
 	for {
@@ -94,7 +96,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			if err == io.EOF {
 				err = fmt.Errorf("stream ended with no output: %w", llm.ErrStreamTruncated)
 			}
-			return nil, err
+			return nil, true, err
 		}
 		if c.FinishReason == llm.FinishContentFilter && (buffering || !s.flowing) {
 			// A refusal before anything reached the caller is a policy
@@ -104,7 +106,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			wt.stop()
 			s.stopIdle()
 			cancel(nil)
-			return nil, refusal()
+			return nil, true, refusal()
 		}
 		if c.Raw != "" {
 			c = c.Clone() // held while the next chunks are read: see llm.Chunk
@@ -116,7 +118,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 				// context is gone, and nothing reached the caller.
 				inner.Close()
 				cancel(nil)
-				return nil, wt.expired()
+				return nil, true, wt.expired()
 			}
 		}
 		if held += chunkSize(c); buffering && held > w.route.maxBuffer() {
@@ -127,7 +129,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 				wt.stop()
 				s.stopIdle()
 				cancel(nil)
-				return nil, &llm.LimitError{Err: llm.ErrMaxBuffer, Size: w.route.maxBuffer()}
+				return nil, true, &llm.LimitError{Err: llm.ErrMaxBuffer, Size: w.route.maxBuffer()}
 			}
 			// Past max_buffer the answer stops waiting to be whole: what
 			// is held goes out, and the rest streams as it comes.
@@ -137,7 +139,7 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 			break
 		}
 	}
-	return s, nil
+	return s, true, nil
 }
 
 // chunkSize is what holding c costs, about: its text and its event.
@@ -175,6 +177,10 @@ type routedStream struct {
 	eof     bool        // inner already ended cleanly (buffered)
 	flowing bool        // output started: each gap is timed by idle
 	usage   llm.Usage
+	// phase is how far the chunks handed to the caller took the attempt:
+	// sent, output_started, then tool_started once a tool call's delta
+	// went out.
+	phase policy.Phase
 
 	once sync.Once // guards the final record
 	err  error     // sticky final error
@@ -284,6 +290,7 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 	if len(s.pending) > 0 {
 		c := s.pending[0]
 		s.pending = s.pending[1:]
+		s.handOut(&c)
 		return c, nil
 	}
 	if s.err != nil {
@@ -305,7 +312,19 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 		s.err = err
 		return llm.Chunk{}, err
 	}
+	s.handOut(&c)
 	return c, nil
+}
+
+// handOut notes the phase that c, handed to the caller, takes the attempt
+// to: a tool call's delta starts a tool (whatever came before), other
+// output starts the answer.
+func (s *routedStream) handOut(c *llm.Chunk) {
+	if len(c.ToolCalls) > 0 {
+		s.phase = policy.PhaseToolStarted
+	} else if s.phase == policy.PhaseSent && committed(*c) {
+		s.phase = policy.PhaseOutputStarted
+	}
 }
 
 // Ready reports whether Next will return without waiting for the target:
@@ -334,8 +353,9 @@ func (s *routedStream) Close() error {
 	return err
 }
 
-// finish writes the attempt's record once: ok on a clean end, else the
-// failure (after output started: never replayed, so the action is fail).
+// finish writes the attempt's record once: ok (committed) on a clean end,
+// else the failure (after output started: never replayed, so the action
+// is fail) with the phase the chunks handed out reached.
 func (s *routedStream) finish(err error) {
 	s.once.Do(func() {
 		s.watch.stop()
@@ -346,8 +366,9 @@ func (s *routedStream) finish(err error) {
 		a.Usage, a.Cost = s.usage, s.t.Cost(s.usage)
 		out := health.Outcome{}
 		var scope classify.Scope
+		a.Phase = s.phase
 		if err == nil {
-			a.Status, a.Action = "ok", policy.Return
+			a.Status, a.Action, a.Phase = "ok", policy.Return, policy.PhaseCommitted
 		} else {
 			f := classify.Classify(err, now)
 			if errors.Is(err, context.Canceled) && !errors.Is(err, llm.ErrStreamStalled) {
@@ -360,6 +381,7 @@ func (s *routedStream) finish(err error) {
 			out = health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
 			scope = f.Scope
 		}
+		w.stream.Result.Phase = a.Phase
 		w.done(s.t, s.permits, scope, out, now)
 		w.record(a)
 	})

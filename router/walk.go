@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -266,10 +267,11 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 		var resp *llm.Response
 		var st *routedStream
 		var err error
+		var headers bool // the response's status came
 		if w.stream != nil {
-			st, err = w.openStream(ctx, t, treq, w.limits(idx, start, true))
+			st, headers, err = w.openStream(ctx, t, treq, w.limits(idx, start, true))
 		} else {
-			resp, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
+			resp, headers, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
 		}
 		now := w.clk.Now()
 		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Duration: now.Sub(start)}
@@ -277,17 +279,18 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			first := w.route.Chain[0].ModelFamily()
 			dropped := w.state(t).dropped
 			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first || len(dropped) > 0,
-				Dropped: dropped}
+				Dropped: dropped, Phase: policy.PhaseCommitted}
 			a.Dropped = dropped
 			if st != nil {
 				// The stream's record is written when it ends.
 				st.attempt, st.permits, st.start = a, p, start
+				res.Phase = policy.PhaseSent // until output reaches the caller
 				w.stream.Result, w.stream.Stream = res, st
 				res.Attempts = w.attempts
 				return res, true, nil
 			}
 			w.done(t, p, "", health.Outcome{}, now)
-			a.Status, a.Action, a.Usage = "ok", policy.Return, resp.Usage
+			a.Status, a.Action, a.Phase, a.Usage = "ok", policy.Return, policy.PhaseCommitted, resp.Usage
 			a.Cost = t.Cost(resp.Usage)
 			w.record(a)
 			if resp.Model == "" {
@@ -301,6 +304,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller cancelled"
 		}
 		w.lastErr = err
+		a.Phase = failedPhase(err, f, w.stream != nil, headers)
 		if f.Scope == classify.ScopeAccount || f.Scope == classify.ScopeEndpoint {
 			if w.down == nil {
 				w.down = make(map[string]string)
@@ -308,7 +312,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			w.down[w.scopeKey(t, f.Scope)] = f.Reason
 		}
 		in := policy.Input{
-			Failure: f, Phase: policy.PhaseSent, Budget: w.budget,
+			Failure: f, Phase: a.Phase, NonIdempotent: w.opts.NonIdempotent, Budget: w.budget,
 			Now: now, Started: w.started,
 			Attempts: w.sends, TargetAttempts: n, UnknownHops: w.unknownHops,
 			FailClosed: w.route.FailClosed, NoFallback: w.route.NoFallback,
@@ -384,6 +388,23 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 	}
 }
 
+// failedPhase is how far a failed attempt got: sent when a response said
+// what became of it (a provider's error, or a stream whose status came
+// but none of whose output reached the caller), none when no connection
+// was made (refused, a host that does not resolve, TLS), else unknown:
+// the request went out and may have been acted on (a timeout, a reset or
+// an EOF before the status; a non-streamed body cut after it). headers
+// reports that the response's status came.
+func failedPhase(err error, f classify.Failure, stream, headers bool) policy.Phase {
+	if _, ok := errors.AsType[*llm.ProviderError](err); ok || (stream && headers) {
+		return policy.PhaseSent
+	}
+	if !headers && f.Scope == classify.ScopeEndpoint {
+		return policy.PhaseNone
+	}
+	return policy.PhaseUnknown
+}
+
 // limits are the time limits of an attempt to cands[idx] sent at now:
 // the route's, and what the deadline leaves it, less the reserve while
 // another candidate could follow.
@@ -410,14 +431,15 @@ func (w *walk) followed(idx int) bool {
 	return false
 }
 
-// complete sends one non-streamed attempt under its limits.
-func (w *walk) complete(ctx context.Context, t *Target, req *llm.Request, lim limits) (*llm.Response, error) {
+// complete sends one non-streamed attempt under its limits; headers
+// reports that the response's status came.
+func (w *walk) complete(ctx context.Context, t *Target, req *llm.Request, lim limits) (*llm.Response, bool, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wt := newWatch(cancel, lim, false)
 	resp, err := t.Client.Complete(llm.WithProgress(actx, wt), req)
 	wt.stop()
-	return resp, wt.explain(err)
+	return resp, wt.heard(), wt.explain(err)
 }
 
 // estimate is the usage req would bill at t, for the extra-cost ceiling
@@ -496,7 +518,8 @@ func (w *walk) setLast(t *Target, c Candidate) {
 
 func (w *walk) skip(t *Target, status, reason string) {
 	w.setLast(t, Candidate{Status: status, Reason: reason})
-	w.record(Attempt{Target: t, Hop: w.hop, Failover: t != w.cands[0], Status: status, Action: "skip", Reason: reason})
+	w.record(Attempt{Target: t, Hop: w.hop, Failover: t != w.cands[0], Status: status, Action: "skip",
+		Phase: policy.PhaseNone, Reason: reason})
 }
 
 // record writes the attempt to the ledger before anything else happens.
@@ -507,7 +530,7 @@ func (w *walk) record(a Attempt) {
 		Time: w.clk.Now(), RequestID: w.id, Route: w.route.Name,
 		Provider: a.Target.Provider, Model: a.Target.Model,
 		Hop: a.Hop, Attempt: a.N, Failover: a.Failover,
-		Status: a.Status, Kind: string(a.Kind), Action: string(a.Action),
+		Status: a.Status, Kind: string(a.Kind), Action: string(a.Action), Phase: string(a.Phase),
 		TokensIn: a.Usage.InputTokens, TokensOut: a.Usage.OutputTokens,
 		TokensCacheRead: a.Usage.CacheReadTokens, TokensCacheWrite: a.Usage.CacheWriteTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
@@ -543,6 +566,11 @@ func (w *walk) lastKind() classify.Kind {
 func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 	e := &Error{Route: w.route.Name, RequestID: w.id, Kind: kind, Attempts: w.sends, Cause: cause, sentinel: sentinel,
 		Candidates: make([]Candidate, 0, len(w.cands))}
+	for i := len(w.attempts) - 1; i >= 0 && e.Phase == ""; i-- {
+		if w.attempts[i].Action != "skip" {
+			e.Phase = w.attempts[i].Phase
+		}
+	}
 	for i, t := range w.cands {
 		st := &w.cs[i]
 		c := st.last
