@@ -181,7 +181,19 @@ func (b *builder) target(addr string) (router.Target, error) {
 		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
 		Context: t.Context, MaxOutput: t.MaxOutput,
 		Account: p.Name, Endpoint: p.endpoint(), Offers: offered(p.Offers, t.Offers),
+		Disabled: disabledBy(p, t),
 	}, nil
+}
+
+// disabledBy names the setting that turns t (of provider p) off, or "".
+func disabledBy(p Provider, t Target) string {
+	switch {
+	case p.Disabled:
+		return "providers." + p.Name + ".disabled"
+	case t.Disabled:
+		return "targets." + t.ID() + ".disabled"
+	}
+	return ""
 }
 
 // offered merges a provider's and a target's offers; nil when both are

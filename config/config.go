@@ -92,6 +92,10 @@ type Provider struct {
 	// Headers are extra HTTP headers sent with every request (for example
 	// OpenRouter's HTTP-Referer and X-Title). Never credentials.
 	Headers map[string]string
+	// Disabled turns the provider off: every target of it is skipped
+	// (skipped_disabled) until the config says otherwise; a kill switch,
+	// with a reload of `detour serve`.
+	Disabled bool
 	// Offers are what every target of the provider offers (Offers words):
 	// its data terms (zero_retention, no_training, region-eu) and the
 	// capabilities all its models share. Nil means unknown.
@@ -139,6 +143,8 @@ type Target struct {
 	MaxOutput int
 	// Price is the list price; zero means free or unknown.
 	Price Price
+	// Disabled turns the target off: it is skipped (skipped_disabled).
+	Disabled bool
 	// Offers are what the model offers beyond its provider's (Offers
 	// words: images, documents, audio, tools, json_schema, reasoning).
 	// Nil, with the provider's nil too, means unknown: requests are sent

@@ -17,8 +17,8 @@ import (
 // The fields each mapping accepts, in the order messages list them.
 var (
 	topFields      = []string{"providers", "targets", "routes", "defaults", "health", "gateway"}
-	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers", "offers"}
-	targetFields   = []string{"family", "context", "max_output", "price", "offers"}
+	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers", "offers", "disabled"}
+	targetFields   = []string{"family", "context", "max_output", "price", "offers", "disabled"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires"}
@@ -135,6 +135,8 @@ func (d *decoder) provider(name, path string, n ast.Node) {
 			}
 		case "offers":
 			prov.Offers = d.offers(p.val, fp)
+		case "disabled":
+			prov.Disabled, _ = d.boolean(p.val, fp)
 		default:
 			d.unknown(p, path, providerFields)
 		}
@@ -204,6 +206,8 @@ func (d *decoder) targets(n ast.Node) {
 				}
 			case "offers":
 				t.Offers = d.offers(f.val, fp)
+			case "disabled":
+				t.Disabled, _ = d.boolean(f.val, fp)
 			default:
 				d.unknown(f, path, targetFields)
 			}

@@ -91,3 +91,25 @@ func TestParse_Idempotency(t *testing.T) {
 	}
 	wantProblems(t, "gateway: {idempotency_in_flight: block}\n", `gateway.idempotency_in_flight: "block" is not what a repeat of a request in flight can get: write wait`)
 }
+
+func TestParse_Disabled(t *testing.T) {
+	c := mustParse(t, `providers:
+  a: {dialect: openai, base_url: "http://127.0.0.1:9/v1", key_env: "", disabled: true}
+  b: {dialect: openai, base_url: "http://127.0.0.1:9/v1", key_env: ""}
+targets:
+  b/off: {disabled: true}
+routes:
+  r: {chain: [a/m, b/off, b/on]}
+`)
+	routes, err := c.Build(BuildOptions{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range routes["r"].Chain {
+		got = append(got, tg.Disabled)
+	}
+	if want := []string{"providers.a.disabled", "targets.b/off.disabled", ""}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("disabled %q, want %q", got, want)
+	}
+}

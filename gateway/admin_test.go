@@ -162,3 +162,22 @@ func TestAdmin_ParkReleaseHealth(t *testing.T) {
 		t.Fatalf("a bad duration: %d %s", code, body)
 	}
 }
+
+// A kill switch at run time: a reload that turns p1 off sends nothing more
+// to it; the ledger names the setting.
+func TestAdmin_ReloadTurnsATargetOff(t *testing.T) {
+	g := newReloadable(t, reloadYAML, nil)
+	g.set(strings.Replace(reloadYAML, `p1: {dialect: openai, base_url: "%[1]s", key_env: ""}`,
+		`p1: {dialect: openai, base_url: "%[1]s", key_env: "", disabled: true}`, 1))
+	if code, body := g.do(t, "POST", "/admin/reload", ""); code != 200 {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	code, body := g.do(t, "POST", "/v1/chat/completions", `{"model":"default","messages":[{"role":"user","content":"hi"}]}`)
+	if code != 200 || !strings.Contains(body, "p2/m") || g.sim.Stats().Requests("p1", "") != 0 {
+		t.Fatalf("with p1 off: %d %s (p1 got %d)", code, body, g.sim.Stats().Requests("p1", ""))
+	}
+	if recs := g.book.Records(); len(recs) != 2 || recs[0].Status != ledger.StatusSkippedDisabled ||
+		!strings.Contains(recs[0].Reason, "providers.p1.disabled") {
+		t.Fatalf("ledger %+v", recs)
+	}
+}

@@ -96,7 +96,7 @@ func newMetrics(s *Server) *metrics {
 		"Sends to upstream targets, by target (provider/model) and ledger status (ok, http_429, net_timeout, canceled, ...).",
 		"target", "status")
 	m.skips = reg.Counter("detour_skips_total",
-		"Candidates skipped without a send, by target and reason (skipped_parked, skipped_no_key, skipped_tried, skipped by contract).",
+		"Candidates skipped without a send, by target and reason (skipped_parked, skipped_no_key, skipped_disabled, skipped_tried, skipped by contract).",
 		"target", "reason")
 	m.cost = reg.Counter("detour_upstream_cost_usd_total",
 		"Upstream cost in USD at the targets' list prices, failed attempts included, by target.",

@@ -20,6 +20,9 @@ const (
 	StatusSkippedParked = "skipped_parked"
 	// StatusSkippedNoKey is a target whose provider has no key set.
 	StatusSkippedNoKey = "skipped_no_key"
+	// StatusSkippedDisabled is a target the config turns off (a
+	// provider's or a target's disabled: true).
+	StatusSkippedDisabled = "skipped_disabled"
 	// StatusSkippedTried is a target listed again after its turn in the
 	// same request.
 	StatusSkippedTried = "skipped_tried"

@@ -30,6 +30,10 @@ type Target struct {
 	// PriceIn and PriceOut are USD per million tokens.
 	PriceIn  float64
 	PriceOut float64
+	// Disabled, when set, names the setting that turns the target off
+	// ("providers.groq.disabled"): it is skipped (skipped_disabled), never
+	// sent to. A kill switch, flipped by a config reload.
+	Disabled string
 	// Context is the context window in tokens; 0 means unknown.
 	Context int
 	// MaxOutput is the output cap in tokens; 0 means unknown.

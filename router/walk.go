@@ -157,6 +157,9 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	_, acct, end := w.keys(t)
 	switch {
+	case t.Disabled != "":
+		w.skip(t, ledger.StatusSkippedDisabled, "turned off by "+t.Disabled)
+		return permits{}, true
 	case t.Client == nil:
 		reason := "no key"
 		if t.KeyEnv != "" {
@@ -476,7 +479,7 @@ func estimate(req *llm.Request, t *Target) llm.Usage {
 func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 	now := w.clk.Now()
 	for _, t := range w.cands[idx+1:] {
-		if t.Client == nil || w.hadTurn(t) {
+		if t.Client == nil || t.Disabled != "" || w.hadTurn(t) {
 			continue
 		}
 		if missing, _ := contract(t, w.req, w.route); len(missing) > 0 {
