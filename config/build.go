@@ -124,7 +124,8 @@ func (b *builder) route(r Route) (*router.Route, error) {
 		FailClosed:    slices.Clone(r.FailClosedOn),
 		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
 		MaxDuration: r.MaxDuration, Buffered: r.Buffered, MaxBuffer: r.MaxBuffer,
-		FailOverPastBuffer: r.FailOverPastBuffer, Requires: slices.Clone(r.Requires)}
+		FailOverPastBuffer: r.FailOverPastBuffer, Requires: slices.Clone(r.Requires),
+		CacheFor: r.CacheAnswers, Static: r.StaticAnswer}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)

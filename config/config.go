@@ -195,6 +195,12 @@ type RouteSettings struct {
 	// Buffered stream past MaxBuffer and fails over (see router.Route);
 	// false (over_buffer: stream) sends what it holds and streams the rest.
 	FailOverPastBuffer bool
+	// CacheAnswers keeps each answer this long to give the same request
+	// again when every candidate fails (router.Route.CacheFor); 0: none.
+	CacheAnswers time.Duration
+	// StaticAnswer is the route's answer when every candidate fails and no
+	// kept answer serves (router.Route.Static); "": none.
+	StaticAnswer string
 	// Requires are the Offers words every target of the route must offer
 	// (data terms, most often: zero_retention, no_training, region-eu).
 	Requires []string

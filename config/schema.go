@@ -21,7 +21,8 @@ var (
 	targetFields   = []string{"family", "context", "max_output", "price", "offers", "disabled"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
-		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires"}
+		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
+		"cache_answers", "static_answer"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
@@ -311,6 +312,10 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 				r.MaxBuffer = int(n)
 			}
 		}
+	case "cache_answers":
+		r.CacheAnswers, _ = d.duration(f.val, fp)
+	case "static_answer":
+		r.StaticAnswer, _ = d.str(f.val, fp)
 	case "over_buffer":
 		if s, ok := d.word(f.val, fp, overBuffer,
 			"is not what a buffered stream can do past max_buffer: write stream (send what it holds, stream the rest) or fail_over (drop it, try the next candidate)"); ok {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
 
@@ -226,7 +227,7 @@ func (c *call) resolve() *apiError {
 			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
 			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
 			out.MaxDuration, out.Buffered, out.MaxBuffer, out.Requires = r.MaxDuration, r.Buffered, r.MaxBuffer, r.Requires
-			out.FailOverPastBuffer = r.FailOverPastBuffer
+			out.FailOverPastBuffer, out.CacheFor, out.Static = r.FailOverPastBuffer, r.CacheFor, r.Static
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {
@@ -364,7 +365,7 @@ func (c *call) options() *apiError {
 func sends(as []router.Attempt) int {
 	n := 0
 	for _, a := range as {
-		if a.Action != "skip" {
+		if a.Action != "skip" && a.Action != policy.Static {
 			n++
 		}
 	}
@@ -402,6 +403,9 @@ func (c *call) serveComplete(ctx context.Context) {
 	}
 	pre := res.Attempts[:max(0, len(res.Attempts)-1)]
 	c.outcome = outcome(pre, res.Target)
+	if lastResort(res.Attempts) {
+		c.outcome = OutcomeStatic
+	}
 	c.s.metrics.observeRecovery(pre, res.Target, res.Response.Usage)
 	h := c.w.Header()
 	c.setWho(h, res, sends(res.Attempts))

@@ -274,9 +274,20 @@ func (s *Server) targetLabel(t *router.Target) string {
 	return t.Provider + "/_other"
 }
 
+// lastResort reports whether the route answered itself (policy.Static):
+// its record is the last of as.
+func lastResort(as []router.Attempt) bool {
+	n := len(as)
+	return n > 0 && as[n-1].Action == policy.Static
+}
+
 // outcome reads how a request was answered from the attempts before the
-// answering send (pre) and the target that answered.
+// answering send (pre; a last resort's record ends them) and the target
+// that answered.
 func outcome(pre []router.Attempt, answered *router.Target) string {
+	if lastResort(pre) {
+		return OutcomeStatic
+	}
 	if len(pre) == 0 {
 		return OutcomePrimarySuccess
 	}

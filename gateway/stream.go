@@ -236,12 +236,15 @@ func (c *call) serveStream(ctx context.Context) {
 	if c.passThrough(sr.Target) {
 		enc = &rawStream{inner: enc, c: c}
 	}
-	pre := sr.Attempts
+	pre, n := sr.Attempts, sends(sr.Attempts)
+	if !lastResort(pre) {
+		n++ // the send that is answering
+	}
 	out.mu.Lock()
 	if out.early {
-		c.answered, c.sends = sr.Target, sends(pre)+1
+		c.answered, c.sends = sr.Target, n
 	} else {
-		c.setWho(c.w.Header(), sr.Result, sends(pre)+1)
+		c.setWho(c.w.Header(), sr.Result, n)
 	}
 	out.mu.Unlock()
 	c.status = http.StatusOK

@@ -23,6 +23,11 @@ const (
 	// StatusSkippedDisabled is a target the config turns off (a
 	// provider's or a target's disabled: true).
 	StatusSkippedDisabled = "skipped_disabled"
+	// StatusLastResort is an answer the route gave itself when every
+	// candidate failed: a kept answer to the same request (provider
+	// "detour", model "cache") or its static answer (model "static"),
+	// costing nothing.
+	StatusLastResort = "last_resort"
 	// StatusSkippedTried is a target listed again after its turn in the
 	// same request.
 	StatusSkippedTried = "skipped_tried"

@@ -36,7 +36,8 @@ type Router struct {
 	// NewID makes request ids; nil means 16 random hex digits.
 	NewID func() string
 
-	defaultHealth *health.Breaker
+	defaultHealth  *health.Breaker
+	defaultRecords *health.MemoryRecords // kept answers, when the breaker's store keeps no records
 }
 
 // Options are per-request controls.
@@ -152,6 +153,9 @@ func (r *Router) Init() *Router {
 	if r.Health == nil && r.defaultHealth == nil {
 		r.defaultHealth = health.New(health.Settings{})
 	}
+	if r.defaultRecords == nil {
+		r.defaultRecords = &health.MemoryRecords{Now: r.clock().Now}
+	}
 	return r
 }
 
@@ -205,5 +209,13 @@ func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, o
 	if err != nil {
 		return nil, err
 	}
-	return w.run(ctx, req)
+	res, err := w.run(ctx, req)
+	if err != nil {
+		if lr := w.lastResort(req, err); lr != nil {
+			return lr, nil
+		}
+		return nil, err
+	}
+	w.keepAnswer(req, res)
+	return res, nil
 }

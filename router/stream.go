@@ -50,6 +50,9 @@ func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opt
 	}
 	res, err := w.run(ctx, req)
 	if err != nil {
+		if lr := w.lastResort(req, err); lr != nil {
+			return &StreamResult{Result: lr, Stream: llm.ResponseStream(lr.Response)}, nil
+		}
 		return nil, err
 	}
 	return &StreamResult{Result: res, Stream: w.stream.Stream}, nil

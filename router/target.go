@@ -137,6 +137,15 @@ type Route struct {
 	// attempt fails with status max_buffer (llm.ErrMaxBuffer), a runaway
 	// answer is never shown, and the next candidate answers instead.
 	FailOverPastBuffer bool
+	// CacheFor, when above zero, keeps each whole answer of the route
+	// (Complete) for this long, keyed by a hash of the request, to answer
+	// the same request when every candidate fails: the last resort, before
+	// Static.
+	CacheFor time.Duration
+	// Static, when set, is the route's answer when every candidate fails
+	// and no kept answer serves (a request that fails closed, or is
+	// cancelled, gets no last resort).
+	Static string
 }
 
 // The defaults of a Route's timeouts. The route's deadline (Budget) bounds

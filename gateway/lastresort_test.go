@@ -1,0 +1,48 @@
+package gateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3/option"
+
+	sim "github.com/detourhq/detour/simulate"
+)
+
+// The route's static answer, seen by the official SDK, plain and
+// streamed: a 200 from detour/static, degraded, counted as static.
+func TestLastResort_StaticThroughTheSDK(t *testing.T) {
+	wall := sim.Fault{Kind: sim.NoCredits}
+	f := newFixture(t, withMetricsKey(setup{p1: []sim.Fault{wall}, p2: []sim.Fault{wall},
+		routes: "  calm:\n    chain: [p1/m, p2/m]\n    static_answer: \"We are busy; please try again in a minute.\"\n"}))
+	params := userHi()
+	params.Model = "calm"
+	var raw *http.Response
+	got, err := f.openai().Chat.Completions.New(ctx(t), params, option.WithResponseInto(&raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Choices[0].Message.Content != "We are busy; please try again in a minute." ||
+		raw.Header.Get("X-Detour-Provider") != "detour" || raw.Header.Get("X-Detour-Model") != "static" ||
+		raw.Header.Get("X-Detour-Degraded") != "true" {
+		t.Fatalf("answer %q, headers %v", got.Choices[0].Message.Content, raw.Header)
+	}
+	stream := f.openai().Chat.Completions.NewStreaming(ctx(t), params)
+	var text strings.Builder
+	for stream.Next() {
+		if cs := stream.Current().Choices; len(cs) > 0 {
+			text.WriteString(cs[0].Delta.Content)
+		}
+	}
+	if stream.Err() != nil || text.String() != "We are busy; please try again in a minute." {
+		t.Fatalf("streamed: %q %v", text.String(), stream.Err())
+	}
+	if n := f.sim.Stats().Total(); n != 2 {
+		t.Fatalf("the upstreams got %d requests, want the two walls only (parked after)", n)
+	}
+	m, _ := scrape(t, f)
+	if v := m[`detour_requests_total{outcome="static",route="calm",surface="openai"}`]; v != 2 {
+		t.Errorf("static outcomes counted %v, want 2", v)
+	}
+}
