@@ -195,6 +195,9 @@ type RouteSettings struct {
 	// Buffered stream past MaxBuffer and fails over (see router.Route);
 	// false (over_buffer: stream) sends what it holds and streams the rest.
 	FailOverPastBuffer bool
+	// DailyCost caps what the route spends in a UTC day, in USD
+	// (router.Route.DailyCost); 0: no cap.
+	DailyCost float64
 	// CacheAnswers keeps each answer this long to give the same request
 	// again when every candidate fails (router.Route.CacheFor); 0: none.
 	CacheAnswers time.Duration

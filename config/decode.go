@@ -361,6 +361,16 @@ func (d *decoder) integer(n ast.Node, path string) (int, bool) {
 	return 0, false
 }
 
+// dollars decodes an amount in USD: 0 (no ceiling) or more.
+func (d *decoder) dollars(n ast.Node, path string) (float64, bool) {
+	v, ok := d.number(n, path)
+	if ok && v < 0 {
+		d.failf(n, path, "must be 0 (no ceiling) or more USD")
+		return 0, false
+	}
+	return v, ok
+}
+
 // number reads a finite number.
 func (d *decoder) number(n ast.Node, path string) (float64, bool) {
 	n = d.resolve(n)

@@ -47,7 +47,7 @@ var (
 	gatewayFields = []string{"listen", "max_body", "body_timeout", "write_timeout", "drain_delay", "drain_timeout",
 		"keepalive", "max_direct_models", "keys", "metrics_listen", "metrics_key_env",
 		"idempotency_ttl", "idempotency_in_flight", "admin_key_env"}
-	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst"}
+	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst", "daily_cost_limit"}
 )
 
 // Gateway is the gateway: section, read by `detour serve`: where it listens,
@@ -174,6 +174,9 @@ type ClientKey struct {
 	// Burst is how many requests may come at once within the rate; 0 means
 	// one second's worth (at least 1).
 	Burst int
+	// DailyCost caps what the key's requests spend in a UTC day, in USD;
+	// 0 means no cap (router.Options.Spend).
+	DailyCost float64
 }
 
 // word decodes one of words at path; a value that is none of them fails
@@ -271,6 +274,8 @@ func (d *decoder) clientKey(name, path string, n ast.Node) ClientKey {
 			k.RequestsPerMinute, _ = d.integer(p.val, fp)
 		case "burst":
 			k.Burst, _ = d.integer(p.val, fp)
+		case "daily_cost_limit":
+			k.DailyCost, _ = d.dollars(p.val, fp)
 		default:
 			d.unknown(p, path, clientKeyFields)
 		}

@@ -22,7 +22,7 @@ var (
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
-		"cache_answers", "static_answer"}
+		"cache_answers", "static_answer", "daily_cost_limit"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
@@ -312,6 +312,8 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 				r.MaxBuffer = int(n)
 			}
 		}
+	case "daily_cost_limit":
+		r.DailyCost, _ = d.dollars(f.val, fp)
 	case "cache_answers":
 		r.CacheAnswers, _ = d.duration(f.val, fp)
 	case "static_answer":
@@ -447,12 +449,7 @@ func (d *decoder) budget(n ast.Node, path, baseName string, base policy.Budget) 
 				*durationField(&b, p.key) = v
 			}
 		case "max_extra_cost":
-			v, ok := d.number(p.val, fp)
-			if ok && v < 0 {
-				d.failf(p.val, fp, "must be 0 (no ceiling) or more USD")
-			} else if ok {
-				b.MaxExtraCost = v
-			}
+			b.MaxExtraCost, _ = d.dollars(p.val, fp)
 		case "queue":
 			b.Queue, _ = d.boolean(p.val, fp)
 		default:

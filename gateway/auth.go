@@ -31,6 +31,8 @@ type clientKey struct {
 	sem chan struct{}
 	// lim is the key's token bucket; nil means no cap.
 	lim *rate.Limiter
+	// spend is the key's daily spend ceiling; nil means none.
+	spend []router.SpendLimit
 }
 
 // anonymous is the key of a gateway without keys: everything allowed.
@@ -71,6 +73,9 @@ func newClientKey(k config.ClientKey, getenv func(string) string, routes map[str
 	}
 	if k.MaxConcurrent > 0 {
 		ck.sem = make(chan struct{}, k.MaxConcurrent)
+	}
+	if k.DailyCost > 0 {
+		ck.spend = []router.SpendLimit{{Key: "key:" + k.Name, Limit: k.DailyCost}}
 	}
 	if k.RequestsPerMinute > 0 {
 		burst := k.Burst

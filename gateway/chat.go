@@ -322,6 +322,9 @@ func (s *Server) visibleRoutes(k *clientKey) []string {
 func (c *call) options() *apiError {
 	h := c.r.Header
 	c.opts.RequestID = c.id
+	if c.key != nil {
+		c.opts.Spend = c.key.spend
+	}
 	if v := h.Get("X-Detour-No-Fallback"); v != "" {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true", "1", "yes":
@@ -391,6 +394,15 @@ func whoHeaders(h http.Header, res *router.Result, attempts int) {
 	h["X-Detour-Degraded"] = []string{strconv.FormatBool(res.Degraded)}
 	if len(res.Dropped) > 0 {
 		h["X-Detour-Dropped"] = []string{strings.Join(res.Dropped, ", ")}
+	}
+	if res.Response != nil && res.Phase == policy.PhaseCommitted {
+		// Known once the answer is whole: a plain answer's headers carry
+		// it; a stream's answer is not priced yet when its headers go.
+		cost := 0.0
+		for _, a := range res.Attempts {
+			cost += a.Cost
+		}
+		h["X-Detour-Cost"] = []string{strconv.FormatFloat(cost, 'f', 6, 64)}
 	}
 }
 

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,5 +45,22 @@ func TestLastResort_StaticThroughTheSDK(t *testing.T) {
 	m, _ := scrape(t, f)
 	if v := m[`detour_requests_total{outcome="static",route="calm",surface="openai"}`]; v != 2 {
 		t.Errorf("static outcomes counted %v, want 2", v)
+	}
+}
+
+// x-detour-cost is what the request cost, every attempt's together: the
+// ledger's figures, on a plain answer.
+func TestCostHeader(t *testing.T) {
+	f := newFixture(t, setup{p1: []sim.Fault{{Kind: sim.Unavailable}}})
+	resp, body := f.post("/v1/chat/completions", chatHi, "X-Detour-No-Fallback", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	sum := 0.0
+	for _, r := range f.ledger.Records() {
+		sum += r.Cost
+	}
+	if got := resp.Header.Get("X-Detour-Cost"); sum == 0 || got != strconv.FormatFloat(sum, 'f', 6, 64) {
+		t.Fatalf("x-detour-cost %q, ledger total %v", got, sum)
 	}
 }

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"strconv"
 	"sync"
 	"time"
 )
@@ -22,6 +23,11 @@ type Records interface {
 	Get(key string) ([]byte, bool, error)
 	// Delete drops key's value.
 	Delete(key string) error
+	// Add adds delta to the number key holds (0 when it holds nothing,
+	// and then it keeps the sum for ttl) and returns the sum: a counter,
+	// such as a day's spend, atomic in this process and, for a shared
+	// store, across processes.
+	Add(key string, delta float64, ttl time.Duration) (float64, error)
 }
 
 // MemoryRecords are Records in this process's memory, safe for concurrent
@@ -115,6 +121,25 @@ func (m *MemoryRecords) Delete(key string) error {
 	defer m.mu.Unlock()
 	delete(m.vals, key)
 	return nil
+}
+
+// Add implements Records.
+func (m *MemoryRecords) Add(key string, delta float64, ttl time.Duration) (float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	sum := delta
+	if v, ok := m.getLocked(key, now); ok {
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			sum += f
+		}
+		r := m.vals[key]
+		r.val = strconv.AppendFloat(r.val[:0], sum, 'g', -1, 64)
+		m.vals[key] = r
+		return sum, nil
+	}
+	m.putLocked(key, strconv.AppendFloat(nil, sum, 'g', -1, 64), ttl, now)
+	return sum, nil
 }
 
 // Len returns how many values m holds, expired ones not yet dropped

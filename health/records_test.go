@@ -49,3 +49,20 @@ func TestMemoryRecords(t *testing.T) {
 		t.Fatal("a deleted key cannot be claimed")
 	}
 }
+
+func TestMemoryRecordsAdd(t *testing.T) {
+	now := t0
+	m := &MemoryRecords{Now: func() time.Time { return now }}
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Go(func() { m.Add("c", 0.5, time.Hour) }) //nolint:errcheck // memory
+	}
+	wg.Wait()
+	if sum, _ := m.Add("c", 0, time.Hour); sum != 20 {
+		t.Fatalf("sum %v, want 20", sum)
+	}
+	now = now.Add(2 * time.Hour)
+	if sum, _ := m.Add("c", 1, time.Hour); sum != 1 {
+		t.Fatalf("after expiry the counter reads %v, want a fresh 1", sum)
+	}
+}

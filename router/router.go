@@ -56,6 +56,9 @@ type Options struct {
 	// sent again, to this target or another. The request ends with an
 	// *Error (errors.Is ErrAllFailed) whose Phase is policy.PhaseUnknown.
 	NonIdempotent bool
+	// Spend adds daily spend ceilings beyond the route's (Route.DailyCost),
+	// each with its own counter: a gateway's client key, a team.
+	Spend []SpendLimit
 }
 
 // Attempt is one exchange with one target, or one skip. It is a snapshot:

@@ -142,6 +142,12 @@ type Route struct {
 	// the same request when every candidate fails: the last resort, before
 	// Static.
 	CacheFor time.Duration
+	// DailyCost, when above zero, caps what the route spends in a UTC day,
+	// in USD, counted in the health store's records (shared by replicas
+	// with a Redis store): a send whose worst case (input plus max output
+	// tokens at the target's price) would pass it is skipped
+	// (skipped_cost); free targets go on answering.
+	DailyCost float64
 	// Static, when set, is the route's answer when every candidate fails
 	// and no kept answer serves (a request that fails closed, or is
 	// cancelled, gets no last resort).

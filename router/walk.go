@@ -69,6 +69,8 @@ type walk struct {
 	// stream that reached its first output.
 	stream   *streamWalk
 	earliest time.Time // earliest reset of a parked candidate
+	// spendLimits are the daily ceilings (ceilings), made at first use.
+	spendLimits []SpendLimit
 }
 
 // state returns t's state: t is one of w.cands.
@@ -179,6 +181,8 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 			" failed in this request: "+w.downReason(end)))
 		return permits{}, true
 	case !retry && w.refused(t):
+		return permits{}, true
+	case w.overDaily(t):
 		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
 		u := estimate(w.req, t)
@@ -529,6 +533,7 @@ func (w *walk) skip(t *Target, status, reason string) {
 func (w *walk) record(a Attempt) {
 	a.RequestID = w.id
 	w.attempts = append(w.attempts, a)
+	w.spend(a.Cost)
 	rec := ledger.Record{
 		Time: w.clk.Now(), RequestID: w.id, Route: w.route.Name,
 		Provider: a.Target.Provider, Model: a.Target.Model,

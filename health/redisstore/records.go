@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -83,4 +84,28 @@ func (s *Store) Delete(key string) error {
 	s.local.Delete(key) //nolint:errcheck // memory: never fails
 	s.recCall(func(ctx context.Context) error { return s.client.Del(ctx, s.recKey(key)).Err() })
 	return nil
+}
+
+// addScript adds ARGV[1] to KEYS[1] and gives a new key an expiry of
+// ARGV[2] ms, in one step.
+var addScript = redis.NewScript(`
+local v = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return v
+`)
+
+// Add implements health.Records with INCRBYFLOAT.
+func (s *Store) Add(key string, delta float64, ttl time.Duration) (sum float64, err error) {
+	if s.recCall(func(ctx context.Context) error {
+		v, err := addScript.Run(ctx, s.client, []string{s.recKey(key)},
+			strconv.FormatFloat(delta, 'g', -1, 64), ttl.Milliseconds()).Text()
+		if err != nil {
+			return err
+		}
+		sum, err = strconv.ParseFloat(v, 64)
+		return err
+	}) {
+		return sum, nil
+	}
+	return s.local.Add(key, delta, ttl)
 }

@@ -53,3 +53,29 @@ func TestRecordsAcrossReplicas(t *testing.T) {
 		t.Fatal("the store says up with Redis away")
 	}
 }
+
+// Add is one counter across replicas, with its expiry set once.
+func TestRecordsAdd(t *testing.T) {
+	addr, _, _ := startRedis(t)
+	a := open(t, addr, Options{Namespace: "adds"}, true)
+	b := open(t, addr, Options{Namespace: "adds"}, true)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			if _, err := s.Add("spend", 0.25, time.Hour); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if sum, err := a.Add("spend", 0, time.Hour); err != nil || sum != 5 {
+		t.Fatalf("20 adds of 0.25 sum to %v (%v), want 5", sum, err)
+	}
+	if ttl := a.client.PTTL(t.Context(), a.recKey("spend")).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("the counter's expiry is %s, want at most an hour", ttl)
+	}
+}
