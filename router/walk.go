@@ -608,9 +608,22 @@ func (w *walk) unreached(t *Target) string {
 		return "endpoint " + endpointName(t) + " failed in this request: " + w.downReason(t.EndpointKey())
 	case t.Client == nil:
 		return "no key"
+	case t.Disabled != "":
+		return "turned off by " + t.Disabled
 	case w.blocked(t, w.clk.Now()):
 		return "parked"
-	case w.stopWhy != "":
+	}
+	// Why policy saw no next candidate in it: what admit would have said.
+	if missing, _ := contract(t, w.req, w.route); len(missing) > 0 {
+		return contractReason(t, missing)
+	}
+	if w.budget.MaxExtraCost > 0 && t != w.cands[0] {
+		u := estimate(w.req, t)
+		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
+			return fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost)
+		}
+	}
+	if w.stopWhy != "" {
 		return w.stopWhy
 	}
 	return "the request ended first"
