@@ -112,7 +112,7 @@ func TestSafety_FaultTable(t *testing.T) {
 		},
 		{
 			name: "a disabled target is skipped", chain: []spec{p1, p2},
-			setup: func(h *harness, r *router.Route) { r.Chain[0].Disabled = "targets.p1/m.disabled" },
+			setup:  func(h *harness, r *router.Route) { r.Chain[0].Disabled = "targets.p1/m.disabled" },
 			want:   []srow{{"p1/m", "skipped_disabled", "skip", "targets.p1/m.disabled"}, {"p2/m", "ok", "return", ""}},
 			answer: "p2/m",
 		},
