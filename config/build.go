@@ -125,7 +125,7 @@ func (b *builder) route(r Route) (*router.Route, error) {
 		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
 		MaxDuration: r.MaxDuration, Buffered: r.Buffered, MaxBuffer: r.MaxBuffer,
 		FailOverPastBuffer: r.FailOverPastBuffer, Requires: slices.Clone(r.Requires),
-		CacheFor: r.CacheAnswers, Static: r.StaticAnswer, DailyCost: r.DailyCost}
+		CacheFor: r.CacheAnswers, Static: r.StaticAnswer, DailyCost: r.DailyCost, Adapt: r.Adapt}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)

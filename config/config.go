@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/detourhq/detour/fit"
 	"os"
 	"slices"
 	"strings"
@@ -195,6 +196,9 @@ type RouteSettings struct {
 	// Buffered stream past MaxBuffer and fails over (see router.Route);
 	// false (over_buffer: stream) sends what it holds and streams the rest.
 	FailOverPastBuffer bool
+	// Adapt is how a request may be shortened for a target with a smaller
+	// context window (router.Route.Adapt); nil: it is not.
+	Adapt *fit.Adaptation
 	// DailyCost caps what the route spends in a UTC day, in USD
 	// (router.Route.DailyCost); 0: no cap.
 	DailyCost float64

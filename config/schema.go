@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/detourhq/detour/fit"
 	"math"
 	"slices"
 	"strings"
@@ -22,13 +23,15 @@ var (
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
-		"cache_answers", "static_answer", "daily_cost_limit"}
+		"cache_answers", "static_answer", "daily_cost_limit", "adapt"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
 	budgetFields = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
+	// adaptFields are the fields of a route's adapt:.
+	adaptFields = []string{"keep_last_turns", "short_system", "drop_tool_results"}
 	// overBuffer are the words of over_buffer: what a buffered stream does
 	// past max_buffer.
 	overBuffer = []string{"stream", "fail_over"}
@@ -312,6 +315,8 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 				r.MaxBuffer = int(n)
 			}
 		}
+	case "adapt":
+		r.Adapt = d.adapt(f.val, fp)
 	case "daily_cost_limit":
 		r.DailyCost, _ = d.dollars(f.val, fp)
 	case "cache_answers":
@@ -502,4 +507,30 @@ func (d *decoder) offers(n ast.Node, path string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// adapt decodes a route's adapt: section (fit.Adaptation).
+func (d *decoder) adapt(n ast.Node, path string) *fit.Adaptation {
+	a := &fit.Adaptation{}
+	pairs, _ := d.mapping(n, path, "field")
+	for _, p := range pairs {
+		fp := child(path, p.key)
+		d.mark(fp, p)
+		switch p.key {
+		case "keep_last_turns", "drop_tool_results":
+			v, ok := d.integer(p.val, fp)
+			if ok && v < 1 {
+				d.failf(p.val, fp, "must be 1 or more turns; leave the field out to keep every turn")
+			} else if p.key == "keep_last_turns" {
+				a.KeepLastTurns = v
+			} else {
+				a.DropToolResults = v
+			}
+		case "short_system":
+			a.ShortSystem, _ = d.str(p.val, fp)
+		default:
+			d.unknown(p, path, adaptFields)
+		}
+	}
+	return a
 }

@@ -113,3 +113,22 @@ routes:
 		t.Fatalf("disabled %q, want %q", got, want)
 	}
 }
+
+func TestParse_Adapt(t *testing.T) {
+	c := mustParse(t, `providers:
+  a: {dialect: openai, base_url: "http://127.0.0.1:9/v1", key_env: ""}
+routes:
+  r:
+    chain: [a/m]
+    adapt: {keep_last_turns: 6, short_system: "Be brief.", drop_tool_results: 2}
+`)
+	routes, err := c.Build(BuildOptions{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := routes["r"].Adapt; a == nil || a.KeepLastTurns != 6 || a.ShortSystem != "Be brief." || a.DropToolResults != 2 {
+		t.Fatalf("adapt %+v", a)
+	}
+	wantProblems(t, "routes:\n  r: {chain: [groq/m], adapt: {keep_last_turns: 0}}\n", "routes.r.adapt.keep_last_turns: must be 1 or more turns")
+	wantProblems(t, "routes:\n  r: {chain: [groq/m], adapt: {keep_last: 2}}\n", `routes.r.adapt.keep_last: unknown field "keep_last"`)
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/detourhq/detour/fit"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -59,15 +60,45 @@ func contract(t *Target, req *llm.Request, route *Route) (missing, dropped []str
 	if t.MaxOutput > 0 && req.MaxTokens > t.MaxOutput {
 		missing = append(missing, fmt.Sprintf("max_tokens %d (its output cap is %d)", req.MaxTokens, t.MaxOutput))
 	}
-	if t.Context > 0 {
-		// About four characters a token, and a quarter more before a
-		// target is judged too small: the provider's own count decides
-		// the cases in between (a context overflow).
-		if in := estimate(req, t).InputTokens; in > t.Context+t.Context/4 {
-			missing = append(missing, fmt.Sprintf("about %d input tokens (its context is %d)", in, t.Context))
+	if t.Context > 0 && route.Adapt == nil {
+		// Skipped only when it is too long even at the low end of the
+		// estimate: the provider's own count decides the cases in
+		// between (a context overflow). With an adaptation declared, the
+		// walk shortens the request for the target instead (fitted).
+		if in, low := tooLong(req, t); low {
+			missing = append(missing, fmt.Sprintf("about %d input tokens (its context is %d; routes.%s.adapt would shorten the history for it)",
+				in, t.Context, route.Name))
 		}
 	}
 	return missing, dropped
+}
+
+// reserve is the output a request keeps room for in t's window: its
+// max_tokens, when it sets one.
+func reserve(req *llm.Request) int { return max(req.MaxTokens, 0) }
+
+// tooLong estimates req's input tokens for t and reports whether, even at
+// the low end of the estimate, with its output reserve it passes t's
+// window.
+func tooLong(req *llm.Request, t *Target) (tokens int, low bool) {
+	tokens, relErr := fit.Estimate(req, t.ModelFamily())
+	return tokens, tokens-fit.Margin(tokens, relErr)+reserve(req) > t.Context
+}
+
+// fitted returns req shortened by the route's adaptation to fit t's
+// window, with what was done ("dropped 12 of 20 turns"), when it does not
+// fit as it is; req itself when it does. ok is false when even the
+// adapted request does not fit: t is then skipped.
+func fitted(req *llm.Request, t *Target, route *Route) (out *llm.Request, did []string, ok bool) {
+	if route.Adapt == nil || t.Context <= 0 || fit.Fits(req, t.Context, reserve(req), t.ModelFamily()) {
+		return req, nil, true
+	}
+	out, did, ok = fit.Fit(req, t.Context, reserve(req), t.ModelFamily(), route.Adapt)
+	if !ok {
+		return req, nil, false
+	}
+	did = append([]string{"context adapted"}, did...)
+	return out, did, true
 }
 
 // reasoningNeed reports whether need is a client's ask for reasoning in

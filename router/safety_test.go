@@ -3,12 +3,16 @@ package router_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/detourhq/detour/fit"
+	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 	sim "github.com/detourhq/detour/simulate"
@@ -29,12 +33,14 @@ func TestSafety_FaultTable(t *testing.T) {
 	p1 := spec{provider: "p1", model: "m", family: "fam"}
 	p2 := spec{provider: "p2", model: "m", family: "fam"}
 	small := spec{provider: "p2", model: "small", family: "other", context: 100}
+	mid := spec{provider: "p2", model: "mid", family: "other", context: 600}
 	long := strings.Repeat("a long history that fills the window. ", 200) // about 1,900 tokens
 	tests := []struct {
 		name    string
 		chain   []spec
 		setup   func(h *harness, r *router.Route)
 		prompt  string
+		req     *llm.Request // instead of prompt
 		opts    router.Options
 		want    []srow
 		answer  string // the target that answers; "" for an error
@@ -67,7 +73,30 @@ func TestSafety_FaultTable(t *testing.T) {
 			},
 			prompt:  long,
 			want:    []srow{{"p1/m", "http_500", "fail", "500"}},
-			wantErr: router.ErrAllFailed, errText: "p2/small: not tried: cannot honour about 1901 input tokens (its context is 100)",
+			wantErr: router.ErrAllFailed, errText: "p2/small: not tried: cannot honour about 1681 input tokens (its context is 100; routes.test.adapt would shorten",
+		},
+		{
+			name: "a history too long for the fallback, adaptation declared: the fallback gets the last turns", chain: []spec{p1, mid},
+			setup: func(h *harness, r *router.Route) {
+				h.script("p1", "m", sim.Fault{Kind: sim.ServerError})
+				r.Budget = policy.Budget{MaxPerTarget: 1}
+				r.Adapt = &fit.Adaptation{KeepLastTurns: 2}
+			},
+			req:    history(12),
+			want:   []srow{{"p1/m", "http_500", "fallback", "500"}, {"p2/mid", "ok", "return", ""}},
+			answer: "p2/mid",
+		},
+		{
+			name: "a request too long for the fallback even adapted: skipped, named", chain: []spec{p1, small},
+			setup: func(h *harness, r *router.Route) {
+				h.script("p1", "m", sim.Fault{Kind: sim.ServerError})
+				r.Budget = policy.Budget{MaxPerTarget: 1}
+				r.Adapt = &fit.Adaptation{KeepLastTurns: 2}
+			},
+			prompt: long,
+			want: []srow{{"p1/m", "http_500", "fallback", "500"},
+				{"p2/small", "skipped_contract", "skip", "even adapted by routes.test.adapt (its context is 100)"}},
+			wantErr: router.ErrAllFailed,
 		},
 		{
 			name: "a fallback over the extra-cost ceiling is skipped", chain: []spec{p1, p2},
@@ -127,7 +156,11 @@ func TestSafety_FaultTable(t *testing.T) {
 			if text == "" {
 				text = "hi"
 			}
-			res, err := h.router.Complete(context.Background(), route, prompt(text), tt.opts)
+			req := prompt(text)
+			if tt.req != nil {
+				req = tt.req
+			}
+			res, err := h.router.Complete(context.Background(), route, req, tt.opts)
 			switch {
 			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
 				t.Fatalf("err %v, want %v", err, tt.wantErr)
@@ -137,6 +170,8 @@ func TestSafety_FaultTable(t *testing.T) {
 				t.Fatalf("answered by %s, want %s", res.Target.ID(), tt.answer)
 			case tt.errText != "" && !strings.Contains(err.Error(), tt.errText):
 				t.Fatalf("error %q does not say %q", err, tt.errText)
+			case tt.req != nil && res != nil && (!res.Degraded || !slices.Contains(res.Dropped, "context adapted")):
+				t.Fatalf("an adapted answer: degraded %v, dropped %q", res.Degraded, res.Dropped)
 			}
 			var got []srow
 			for _, r := range h.ledger.Records() {
@@ -158,4 +193,17 @@ func TestSafety_FaultTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// history is a conversation of n turns, each about 90 tokens, ending in a
+// short question: too long for a 600-token window, its last turns not.
+func history(n int) *llm.Request {
+	req := &llm.Request{MaxTokens: 64, Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You are terse."}}}
+	turn := strings.Repeat("some earlier detail worth a few tokens. ", 10)
+	for i := range n {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf("turn %d: %s", i, turn)},
+			llm.Message{Role: llm.RoleAssistant, Content: "noted"})
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: "so what now?"})
+	return req
 }

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"github.com/detourhq/detour/fit"
 	"time"
 
 	"github.com/detourhq/detour/classify"
@@ -142,6 +143,14 @@ type Route struct {
 	// the same request when every candidate fails: the last resort, before
 	// Static.
 	CacheFor time.Duration
+	// Adapt, when set, is how the route may shorten a request for a target
+	// whose context window it does not fit (keep the system prompt and
+	// the last turns, a shorter system prompt, old tool results elided;
+	// never a tool call without its result). The answer is then degraded
+	// and names what was done; a target the request does not fit even
+	// adapted is skipped (skipped_contract). Nil: such a target is skipped
+	// when the request is too long for it at the low end of the estimate.
+	Adapt *fit.Adaptation
 	// DailyCost, when above zero, caps what the route spends in a UTC day,
 	// in USD, counted in the health store's records (shared by replicas
 	// with a Redis store): a send whose worst case (input plus max output

@@ -9,6 +9,7 @@ import (
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/clock"
+	"github.com/detourhq/detour/fit"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
@@ -28,8 +29,12 @@ type cand struct {
 	has  bool
 	// parked is the park that skipped it, if one did.
 	parked *health.ParkedError
-	// dropped are the needs of the request it goes without (contract).
+	// dropped are the needs of the request it goes without (contract),
+	// and what adapting the request to its window did.
 	dropped []string
+	// fitted is the request shortened for its window (Route.Adapt); nil
+	// when it goes as it came.
+	fitted *llm.Request
 }
 
 // walk is the state of one request going down its chain.
@@ -212,7 +217,21 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 func (w *walk) refused(t *Target) bool {
 	missing, dropped := contract(t, w.req, w.route)
 	st := w.state(t)
-	st.dropped = dropped
+	st.dropped, st.fitted = dropped, nil
+	if len(missing) == 0 {
+		out, did, ok := fitted(w.req, t, w.route)
+		switch {
+		case !ok:
+			in, _ := fit.Estimate(w.req, t.ModelFamily())
+			missing = append(missing, fmt.Sprintf("about %d input tokens even adapted by routes.%s.adapt (its context is %d)",
+				in, w.route.Name, t.Context))
+		case out != w.req:
+			// The adapted request goes by its fields: the client's raw
+			// body still holds the whole history.
+			out.Raw = nil
+			st.fitted, st.dropped = out, append(st.dropped, did...)
+		}
+	}
 	if len(missing) == 0 {
 		return false
 	}
@@ -257,6 +276,9 @@ func endpointName(t *Target) string {
 // try sends to t until it answers or policy moves on. stop ends the walk.
 func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.Request) (*Result, bool, error) {
 	w.state(t).tried = true
+	if f := w.state(t).fitted; f != nil {
+		req = f
+	}
 	treq := req.Clone()
 	treq.Model = t.Model
 	for n := 1; ; n++ {
