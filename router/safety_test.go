@@ -32,6 +32,7 @@ type srow struct {
 func TestSafety_FaultTable(t *testing.T) {
 	p1 := spec{provider: "p1", model: "m", family: "fam"}
 	p2 := spec{provider: "p2", model: "m", family: "fam"}
+	p3 := spec{provider: "p3", model: "m", family: "fam"}
 	small := spec{provider: "p2", model: "small", family: "other", context: 100}
 	mid := spec{provider: "p2", model: "mid", family: "other", context: 600}
 	long := strings.Repeat("a long history that fills the window. ", 200) // about 1,900 tokens
@@ -99,14 +100,15 @@ func TestSafety_FaultTable(t *testing.T) {
 			wantErr: router.ErrAllFailed,
 		},
 		{
-			name: "a fallback over the extra-cost ceiling is skipped", chain: []spec{p1, p2},
+			name: "a fallback over the extra-cost ceiling is skipped; a cheaper one answers", chain: []spec{p1, p2, p3},
 			setup: func(h *harness, r *router.Route) {
 				r.Chain[1].PriceIn, r.Chain[1].PriceOut = 1000, 1000
 				r.Budget = policy.Budget{MaxExtraCost: 0.001, MaxPerTarget: 1}
 				h.script("p1", "m", sim.Fault{Kind: sim.ServerError})
 			},
-			want:    []srow{{"p1/m", "http_500", "fail", "500"}},
-			wantErr: router.ErrAllFailed, errText: "extra-cost",
+			want: []srow{{"p1/m", "http_500", "failover", "500"}, {"p2/m", "skipped_cost", "skip", "extra-cost ceiling"},
+				{"p3/m", "ok", "return", ""}},
+			answer: "p3/m",
 		},
 		{
 			name: "the daily ceiling reached: the priced target is skipped", chain: []spec{p1, p2},
