@@ -224,3 +224,22 @@ func TestCheck_ShowsTheSharedParks(t *testing.T) {
 		t.Fatalf("health %+v, want p1/m parked by a wall in a sqlite store", h)
 	}
 }
+
+// The route's kept answers live in the SQLite file too: a second ask
+// process whose every candidate fails gets the answer the first one got.
+func TestAsk_KeptAnswerAcrossRuns(t *testing.T) {
+	srv, vars := fixture(t)
+	appendFile(t, vars["DETOUR_CONFIG"], "    cache_answers: 1h\n    budget: {max_per_target: 1}\n")
+	code, first, errOut := runDetour(t, vars, "ask", "hello")
+	if code != ExitOK {
+		t.Fatalf("first: exit %d\n%s", code, errOut)
+	}
+	down := sim.Fault{Kind: sim.ServerError}
+	srv.Enqueue("p1", "m", down)
+	srv.Enqueue("p2", "m", down)
+	srv.Enqueue("p3", "other", down)
+	code, again, errOut := runDetour(t, vars, "ask", "hello")
+	if code != ExitOK || again != first || !strings.Contains(errOut, "detour/cache") {
+		t.Fatalf("second: exit %d, %q (first %q)\n%s", code, again, first, errOut)
+	}
+}

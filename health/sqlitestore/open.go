@@ -15,9 +15,10 @@ import (
 
 // schemaVersion is the file's PRAGMA user_version once set up; a later
 // change of the schema bumps it and migrates in setup.
-const schemaVersion = 1
+const schemaVersion = 2
 
-// schema creates version 1.
+// schema creates version 1; migrations[v] takes a file from version v to
+// v+1.
 const schema = `
 CREATE TABLE IF NOT EXISTS health (
 	key     TEXT PRIMARY KEY,
@@ -26,6 +27,17 @@ CREATE TABLE IF NOT EXISTS health (
 );
 CREATE INDEX IF NOT EXISTS health_expires ON health(expires);
 PRAGMA user_version = 1;`
+
+// migrations: version 2 adds the records (health.Records: idempotency
+// records, kept answers, daily spend).
+var migrations = map[int]string{1: `
+CREATE TABLE IF NOT EXISTS records (
+	key     TEXT PRIMARY KEY,
+	value   BLOB NOT NULL,
+	expires INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_expires ON records(expires);
+PRAGMA user_version = 2;`}
 
 // errNewer is setup's error for a file set up by a later detour.
 var errNewer = errors.New("schema is newer than this detour knows")
@@ -86,11 +98,22 @@ func setup(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("%w (version %d, known %d)", errNewer, v, schemaVersion)
 	}
 	return inTx(ctx, db, func(c *sql.Conn) error {
-		if v, err := userVersion(ctx, c); err != nil || v != 0 {
-			return err // another process set it up meanwhile
+		v, err := userVersion(ctx, c) // another process may have set it up meanwhile
+		if err != nil {
+			return err
 		}
-		_, err := c.ExecContext(ctx, schema)
-		return err
+		if v == 0 {
+			if _, err := c.ExecContext(ctx, schema); err != nil {
+				return err
+			}
+			v = 1
+		}
+		for ; v < schemaVersion; v++ {
+			if _, err := c.ExecContext(ctx, migrations[v]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -148,6 +148,10 @@ func (s *Store) sweep(db *sql.DB, drop func(e health.Entry) bool) (n int, err er
 			return err
 		}
 		gone, _ := res.RowsAffected()
+		// Expired records go too (not counted: they are no entries).
+		if _, err := c.ExecContext(ctx, `DELETE FROM records WHERE expires <= ?`, time.Now().UnixNano()); err != nil {
+			return err
+		}
 		var doomed []string
 		rows, err := c.QueryContext(ctx, `SELECT key, entry FROM health`)
 		if err != nil {

@@ -47,6 +47,8 @@ type Store struct {
 	detail string              // why down
 
 	corrupt sync.Map // keys whose corrupt row was logged
+
+	local health.MemoryRecords // records while the store runs on memory
 }
 
 // Open returns a store kept in the SQLite file at path, creating the file
