@@ -23,6 +23,7 @@ type askFlags struct {
 	route      string
 	start      string
 	noFallback bool
+	idemKey    string
 	asJSON     bool
 	maxTokens  int
 	system     string
@@ -61,6 +62,7 @@ Exit codes:
 	fl.StringVarP(&f.route, "route", "r", "default", "route to use, or a provider/model target")
 	fl.StringVar(&f.start, "start", "", "provider (or provider/model) of the route to try first")
 	fl.BoolVar(&f.noFallback, "no-fallback", false, "send only to the start target; never swap, fail if it fails")
+	fl.StringVar(&f.idemKey, "idempotency-key", "", "one answer per KEY: a repeat with the same prompt gets the kept answer with no send, for a day (kept in the health store)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the answer and who gave it as one JSON object")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on output tokens (0: the provider's default)")
 	fl.StringVar(&f.system, "system", "", "system prompt")
@@ -110,7 +112,11 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
 	}
 	start := time.Now()
-	res, err := r.Complete(cmd.Context(), route, req, router.Options{Start: f.start, NoFallback: f.noFallback})
+	res, err := r.Complete(cmd.Context(), route, req, router.Options{Start: f.start, NoFallback: f.noFallback,
+		IdempotencyKey: f.idemKey})
+	if errors.Is(err, router.ErrIdempotencyReused) {
+		return withCode(ExitUsage, err) // a command-line mistake: a new key for a new prompt
+	}
 	if err != nil {
 		return reportFailure(env, f.asJSON, err)
 	}
@@ -120,7 +126,10 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	fmt.Fprintln(env.Stdout, answerText(res.Response))
 	if !f.quiet {
 		deg := ""
-		if res.Degraded {
+		switch {
+		case res.Replayed:
+			deg = " (replayed: the answer kept for --idempotency-key " + f.idemKey + "; nothing was sent)"
+		case res.Degraded:
 			deg = " (degraded: another model than the route's first)"
 		}
 		fmt.Fprintf(env.Stderr, "answered by %s in %s after %d attempt(s)%s\n",
@@ -265,6 +274,9 @@ type askJSON struct {
 	Usage        llm.Usage      `json:"usage"`
 	Attempts     int            `json:"attempts"`
 	Degraded     bool           `json:"degraded"`
+	// Replayed is set when the answer is the one kept for
+	// --idempotency-key: nothing was sent.
+	Replayed bool `json:"replayed,omitempty"`
 	// Phase is how far the answering attempt got: "committed".
 	Phase   string  `json:"phase"`
 	Seconds float64 `json:"seconds"`
@@ -276,7 +288,8 @@ func answerJSON(res *router.Result, route string, took time.Duration) askJSON {
 		Provider: res.Target.Provider, Model: res.Response.Model,
 		Answer: res.Response.Message.Content, ToolCalls: res.Response.Message.ToolCalls,
 		FinishReason: string(res.Response.FinishReason), Usage: res.Response.Usage,
-		Attempts: sends(res.Attempts), Degraded: res.Degraded, Phase: string(res.Phase), Seconds: ledger.Seconds(took),
+		Attempts: sends(res.Attempts), Degraded: res.Degraded, Replayed: res.Replayed, Phase: string(res.Phase),
+		Seconds: ledger.Seconds(took),
 	}
 }
 

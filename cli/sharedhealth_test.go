@@ -243,3 +243,24 @@ func TestAsk_KeptAnswerAcrossRuns(t *testing.T) {
 		t.Fatalf("second: exit %d, %q (first %q)\n%s", code, again, first, errOut)
 	}
 }
+
+// ask --idempotency-key: a second process with the same key and prompt
+// gets the kept answer and sends nothing; another prompt is refused.
+func TestAsk_IdempotencyKeyAcrossRuns(t *testing.T) {
+	srv, vars := fixture(t)
+	code, first, errOut := runDetour(t, vars, "ask", "--idempotency-key", "op-7", "pay the invoice")
+	if code != ExitOK {
+		t.Fatalf("first: exit %d\n%s", code, errOut)
+	}
+	code, again, errOut := runDetour(t, vars, "ask", "--idempotency-key", "op-7", "pay the invoice")
+	if code != ExitOK || again != first || !strings.Contains(errOut, "replayed") {
+		t.Fatalf("repeat: exit %d %q\n%s", code, again, errOut)
+	}
+	if n := srv.Stats().Total(); n != 1 {
+		t.Fatalf("the providers got %d requests for one key, want 1", n)
+	}
+	if code, _, errOut := runDetour(t, vars, "ask", "--idempotency-key", "op-7", "pay twice"); code != ExitUsage ||
+		!strings.Contains(errOut, "first used with another request") {
+		t.Fatalf("another prompt under the key: exit %d\n%s", code, errOut)
+	}
+}

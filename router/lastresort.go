@@ -35,17 +35,23 @@ func (r *Router) records() health.Records {
 	return r.defaultRecords
 }
 
-// answerKey is the records key of req's kept answer on the walk's route:
-// a hash of everything that shapes an answer (not whether it streams).
+// answerKey is the records key of req's kept answer on the walk's route.
 func (w *walk) answerKey(req *llm.Request) (string, bool) {
+	d, ok := requestDigest(w.route.Name, req)
+	return "answer:" + d, ok
+}
+
+// requestDigest is a hash of everything in req that shapes an answer on
+// route (not whether it streams, nor the raw body's form).
+func requestDigest(route string, req *llm.Request) (string, bool) {
 	c := *req
 	c.Model, c.Stream, c.Raw, c.Needs, c.Require = "", false, nil, nil, nil
 	b, err := json.Marshal(&c)
 	if err != nil {
 		return "", false
 	}
-	sum := sha256.Sum256(append([]byte(w.route.Name+"\x00"), b...))
-	return "answer:" + hex.EncodeToString(sum[:]), true
+	sum := sha256.Sum256(append([]byte(route+"\x00"), b...))
+	return hex.EncodeToString(sum[:]), true
 }
 
 // keepAnswer keeps res's answer for the route's CacheFor.

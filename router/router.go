@@ -59,6 +59,13 @@ type Options struct {
 	// Spend adds daily spend ceilings beyond the route's (Route.DailyCost),
 	// each with its own counter: a gateway's client key, a team.
 	Spend []SpendLimit
+	// IdempotencyKey binds one operation to one answer (Complete; Stream
+	// refuses it): a repeat of the key with the same request gets the
+	// first answer with no send (Result.Replayed), for a day, through the
+	// health store's records (shared by processes with SQLite, by
+	// replicas with Redis); with another request it fails with
+	// ErrIdempotencyReused.
+	IdempotencyKey string
 }
 
 // Attempt is one exchange with one target, or one skip. It is a snapshot:
@@ -117,6 +124,9 @@ type Result struct {
 	// Dropped names what the request carried that the answering target
 	// went without; empty when nothing was dropped.
 	Dropped []string
+	// Replayed is set when the answer is the one kept for the request's
+	// Options.IdempotencyKey: nothing was sent, and Attempts is empty.
+	Replayed bool
 	// Phase is how far the answering attempt got: committed for Complete.
 	// A stream's is sent when Stream returns, and its final phase
 	// (committed, or how far a cut or closed stream got) once the stream
@@ -208,6 +218,15 @@ func (r *Router) newWalk(route *Route, opts Options, sw *streamWalk) (*walk, err
 // Complete sends req down route's chain and returns the first answer. On
 // failure the error is an *Error listing every candidate's reason.
 func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, opts Options) (*Result, error) {
+	if opts.IdempotencyKey != "" {
+		r.Init()
+		return r.completeOnce(ctx, route, req, opts)
+	}
+	return r.complete(ctx, route, req, opts)
+}
+
+// complete is Complete without an idempotency key.
+func (r *Router) complete(ctx context.Context, route *Route, req *llm.Request, opts Options) (*Result, error) {
 	w, err := r.newWalk(route, opts, nil)
 	if err != nil {
 		return nil, err

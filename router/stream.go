@@ -44,6 +44,9 @@ type streamWalk struct {
 // Failures before that fail over invisibly; on failure the error is an *Error
 // as for Complete.
 func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opts Options) (*StreamResult, error) {
+	if opts.IdempotencyKey != "" {
+		return nil, errors.New("router: an idempotency key is for Complete: a stream's answer is not kept")
+	}
 	w, err := r.newWalk(route, opts, &streamWalk{})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,70 @@
+package router_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
+	sim "github.com/detourhq/detour/simulate"
+)
+
+// Options.IdempotencyKey: one send per key, after completion and for 10
+// callers at once; another request under the key is refused; a failed
+// first frees the key; a stream refuses a key.
+func TestIdempotencyKey(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "p1", model: "m"})
+	route.Budget = policy.Budget{MaxPerTarget: 1}
+	opts := router.Options{IdempotencyKey: "op-1"}
+	first, err := h.router.Complete(context.Background(), route, prompt("pay"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := h.router.Complete(context.Background(), route, prompt("pay"), opts)
+	if err != nil || !again.Replayed || again.Response.ID != first.Response.ID || again.Target.ID() != "p1/m" || len(again.Attempts) != 0 {
+		t.Fatalf("repeat: %+v %v", again, err)
+	}
+	if n := h.srv.Stats().Requests("p1", ""); n != 1 {
+		t.Fatalf("p1 got %d requests for one key", n)
+	}
+	if _, err := h.router.Complete(context.Background(), route, prompt("refund"), opts); !errors.Is(err, router.ErrIdempotencyReused) {
+		t.Fatalf("another request under the key: %v", err)
+	}
+
+	h.script("p1", "m", sim.Fault{Kind: sim.SlowFirstToken, Delay: 200 * time.Millisecond})
+	var wg sync.WaitGroup
+	ids := make([]string, 10)
+	for i := range 10 {
+		wg.Go(func() {
+			res, err := h.router.Complete(context.Background(), route, prompt("ship"), router.Options{IdempotencyKey: "op-10"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = res.Response.ID
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("answers %q: want one", ids)
+		}
+	}
+	if n := h.srv.Stats().Requests("p1", ""); n != 2 {
+		t.Fatalf("p1 got %d requests, want 2 (one per key)", n)
+	}
+
+	h.script("p1", "m", sim.Fault{Kind: sim.ServerError})
+	if _, err := h.router.Complete(context.Background(), route, prompt("retry me"), router.Options{IdempotencyKey: "op-f"}); err == nil {
+		t.Fatal("the failing first answered")
+	}
+	if res, err := h.router.Complete(context.Background(), route, prompt("retry me"), router.Options{IdempotencyKey: "op-f"}); err != nil || res.Replayed {
+		t.Fatalf("after a failed first: %+v %v, want a fresh answer", res, err)
+	}
+	if _, err := h.router.Stream(context.Background(), route, streamPrompt(), router.Options{IdempotencyKey: "op-s"}); err == nil {
+		t.Fatal("a stream took an idempotency key")
+	}
+}
