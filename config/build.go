@@ -125,7 +125,8 @@ func (b *builder) route(r Route) (*router.Route, error) {
 		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
 		MaxDuration: r.MaxDuration, Buffered: r.Buffered, MaxBuffer: r.MaxBuffer,
 		FailOverPastBuffer: r.FailOverPastBuffer, Requires: slices.Clone(r.Requires),
-		CacheFor: r.CacheAnswers, Static: r.StaticAnswer, DailyCost: r.DailyCost, Adapt: r.Adapt}
+		CacheFor: r.CacheAnswers, Static: r.StaticAnswer, DailyCost: r.DailyCost, Adapt: r.Adapt,
+		LowerMaxTokens: r.LowerMaxTokens}
 	var errs Errors
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)

@@ -196,6 +196,9 @@ type RouteSettings struct {
 	// Buffered stream past MaxBuffer and fails over (see router.Route);
 	// false (over_buffer: stream) sends what it holds and streams the rest.
 	FailOverPastBuffer bool
+	// LowerMaxTokens lets a request's max_tokens be lowered to pass a cost
+	// ceiling (router.Route.LowerMaxTokens).
+	LowerMaxTokens bool
 	// Adapt is how a request may be shortened for a target with a smaller
 	// context window (router.Route.Adapt); nil: it is not.
 	Adapt *fit.Adaptation

@@ -23,7 +23,7 @@ var (
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
-		"cache_answers", "static_answer", "daily_cost_limit", "adapt"}
+		"cache_answers", "static_answer", "daily_cost_limit", "adapt", "lower_max_tokens"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
@@ -315,6 +315,8 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 				r.MaxBuffer = int(n)
 			}
 		}
+	case "lower_max_tokens":
+		r.LowerMaxTokens, _ = d.boolean(f.val, fp)
 	case "adapt":
 		r.Adapt = d.adapt(f.val, fp)
 	case "daily_cost_limit":

@@ -228,7 +228,7 @@ func (c *call) resolve() *apiError {
 			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
 			out.MaxDuration, out.Buffered, out.MaxBuffer, out.Requires = r.MaxDuration, r.Buffered, r.MaxBuffer, r.Requires
 			out.FailOverPastBuffer, out.CacheFor, out.Static = r.FailOverPastBuffer, r.CacheFor, r.Static
-			out.DailyCost, out.Adapt = r.DailyCost, r.Adapt
+			out.DailyCost, out.Adapt, out.LowerMaxTokens = r.DailyCost, r.Adapt, r.LowerMaxTokens
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {

@@ -47,6 +47,7 @@ func TestSafety_FaultTable(t *testing.T) {
 		answer  string // the target that answers; "" for an error
 		wantErr error
 		errText string // what the error must say
+		dropped string // what the answer's Dropped must hold
 	}{
 		{
 			name: "unknown commit state on a non-idempotent request fails closed", chain: []spec{p1, p2},
@@ -109,6 +110,18 @@ func TestSafety_FaultTable(t *testing.T) {
 			want: []srow{{"p1/m", "http_500", "failover", "500"}, {"p2/m", "skipped_cost", "skip", "extra-cost ceiling"},
 				{"p3/m", "ok", "return", ""}},
 			answer: "p3/m",
+		},
+		{
+			name: "a fallback over the extra-cost ceiling, lower_max_tokens: it answers with fewer tokens, degraded", chain: []spec{p1, p2},
+			setup: func(h *harness, r *router.Route) {
+				r.Chain[1].PriceIn, r.Chain[1].PriceOut = 1000, 1000 // 64 tokens out cost $0.064
+				r.Budget = policy.Budget{MaxExtraCost: 0.040, MaxPerTarget: 1}
+				r.LowerMaxTokens = true
+				h.script("p1", "m", sim.Fault{Kind: sim.ServerError})
+			},
+			want:    []srow{{"p1/m", "http_500", "failover", "500"}, {"p2/m", "ok", "return", ""}},
+			answer:  "p2/m",
+			dropped: "max_tokens lowered to 3",
 		},
 		{
 			name: "the daily ceiling reached: the priced target is skipped", chain: []spec{p1, p2},
@@ -174,6 +187,8 @@ func TestSafety_FaultTable(t *testing.T) {
 				t.Fatalf("error %q does not say %q", err, tt.errText)
 			case tt.req != nil && res != nil && (!res.Degraded || !slices.Contains(res.Dropped, "context adapted")):
 				t.Fatalf("an adapted answer: degraded %v, dropped %q", res.Degraded, res.Dropped)
+			case tt.dropped != "" && (!res.Degraded || !strings.Contains(strings.Join(res.Dropped, "; "), tt.dropped)):
+				t.Fatalf("answer degraded %v, dropped %q: want %q", res.Degraded, res.Dropped, tt.dropped)
 			}
 			var got []srow
 			for _, r := range h.ledger.Records() {

@@ -151,6 +151,11 @@ type Route struct {
 	// adapted is skipped (skipped_contract). Nil: such a target is skipped
 	// when the request is too long for it at the low end of the estimate.
 	Adapt *fit.Adaptation
+	// LowerMaxTokens lets the walk lower a request's max_tokens for a
+	// target whose worst case would pass the extra-cost or a daily
+	// ceiling, rather than skip it (down to a quarter of what was asked):
+	// the answer is then degraded and names it.
+	LowerMaxTokens bool
 	// DailyCost, when above zero, caps what the route spends in a UTC day,
 	// in USD, counted in the health store's records (shared by replicas
 	// with a Redis store): a send whose worst case (input plus max output

@@ -191,7 +191,8 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
 		u := estimate(w.req, t)
-		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
+		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost &&
+			!w.lowerMaxTokens(t, w.budget.MaxExtraCost-w.spentExtra+w.cands[0].Cost(u), "the extra-cost ceiling") {
 			w.skip(t, ledger.StatusSkippedCost, fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost))
 			return permits{}, true
 		}
@@ -520,7 +521,11 @@ func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 			u := estimate(req, t)
 			n.ExtraCost = max(t.Cost(u)-w.cands[0].Cost(u), 0)
 			if w.spentExtra+n.ExtraCost > w.budget.MaxExtraCost {
-				continue // admit skips it; look for an affordable one
+				room := w.budget.MaxExtraCost - w.spentExtra + w.cands[0].Cost(u)
+				if _, ok := w.lowered(t, req, room); !ok {
+					continue // admit skips it; look for an affordable one
+				}
+				n.ExtraCost = max(room-w.cands[0].Cost(u), 0) // what it costs lowered, at most
 			}
 		}
 		return n
