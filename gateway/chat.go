@@ -398,13 +398,18 @@ func whoHeaders(h http.Header, res *router.Result, attempts int) {
 	}
 	if res.Response != nil && res.Phase == policy.PhaseCommitted {
 		// Known once the answer is whole: a plain answer's headers carry
-		// it; a stream's answer is not priced yet when its headers go.
-		cost := 0.0
-		for _, a := range res.Attempts {
-			cost += a.Cost
-		}
-		h["X-Detour-Cost"] = []string{strconv.FormatFloat(cost, 'f', 6, 64)}
+		// it; a stream's goes as a trailer when it ends.
+		h["X-Detour-Cost"] = []string{costText(res.Attempts)}
 	}
+}
+
+// costText is what attempts cost together, in USD, for x-detour-cost.
+func costText(as []router.Attempt) string {
+	cost := 0.0
+	for _, a := range as {
+		cost += a.Cost
+	}
+	return strconv.FormatFloat(cost, 'f', 6, 64)
 }
 
 // serveComplete answers a request that did not ask for a stream.

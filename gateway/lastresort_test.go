@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -62,5 +63,26 @@ func TestCostHeader(t *testing.T) {
 	}
 	if got := resp.Header.Get("X-Detour-Cost"); sum == 0 || got != strconv.FormatFloat(sum, 'f', 6, 64) {
 		t.Fatalf("x-detour-cost %q, ledger total %v", got, sum)
+	}
+}
+
+// A stream's x-detour-cost comes as a trailer once it ended.
+func TestCostTrailer(t *testing.T) {
+	f := newFixture(t, setup{})
+	req, _ := http.NewRequest("POST", f.ts.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"default","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sum := 0.0
+	for _, r := range f.ledger.Records() {
+		sum += r.Cost
+	}
+	if got := resp.Trailer.Get("X-Detour-Cost"); sum == 0 || got != strconv.FormatFloat(sum, 'f', 6, 64) {
+		t.Fatalf("trailer x-detour-cost %q, ledger total %v; body %q", got, sum, body)
 	}
 }

@@ -68,6 +68,9 @@ func (o *sseOut) commitLocked() {
 	h["Content-Type"] = []string{"text/event-stream"}
 	h["Cache-Control"] = []string{"no-cache"}
 	h["X-Accel-Buffering"] = []string{"no"}
+	if _, set := h["Trailer"]; !set {
+		h["Trailer"] = []string{"X-Detour-Cost"} // what the request cost, known at the end
+	}
 	o.w.WriteHeader(http.StatusOK)
 	o.committed = true
 }
@@ -168,7 +171,7 @@ func (o *sseOut) tick() {
 	if !o.wrote {
 		if !o.committed {
 			o.early = true
-			o.w.Header()["Trailer"] = []string{"X-Detour-Provider, X-Detour-Model, X-Detour-Attempts, X-Detour-Degraded, X-Detour-Dropped"}
+			o.w.Header()["Trailer"] = []string{"X-Detour-Provider, X-Detour-Model, X-Detour-Attempts, X-Detour-Degraded, X-Detour-Dropped, X-Detour-Cost"}
 		}
 		o.sendLocked(ping, false) //nolint:errcheck // the handler sees the error on its next write
 	}
@@ -263,6 +266,7 @@ func (c *call) serveStream(ctx context.Context) {
 			}
 			c.outcome = outcome(pre, sr.Target)
 			s.metrics.observeRecovery(pre, sr.Target, enc.usage())
+			c.w.Header()["X-Detour-Cost"] = []string{costText(sr.Attempts)} // a trailer
 			break
 		}
 		if err != nil {

@@ -390,5 +390,6 @@ func (s *routedStream) finish(err error) {
 		w.stream.Result.Phase = a.Phase
 		w.done(s.t, s.permits, scope, out, now)
 		w.record(a)
+		w.stream.Result.Attempts = w.attempts // the stream's own record too, once it ended
 	})
 }
