@@ -22,7 +22,8 @@ const (
 	// onceInFlight bounds a claim whose request never finished (a crash):
 	// after it the key is served afresh.
 	onceInFlight = 15 * time.Minute
-	// onceKeep is how long the answer to a key is kept.
+	// onceKeep is how long the answer to a key is kept unless
+	// Options.IdempotencyTTL says otherwise.
 	onceKeep = 24 * time.Hour
 	// oncePoll is how often a repeat waiting on its first looks again.
 	oncePoll = 20 * time.Millisecond
@@ -62,8 +63,12 @@ func (r *Router) completeOnce(ctx context.Context, route *Route, req *llm.Reques
 				_ = recs.Delete(key)
 				return nil, err
 			}
+			keep := opts.IdempotencyTTL
+			if keep <= 0 {
+				keep = onceKeep
+			}
 			if b, err := json.Marshal(onceRecord{Request: fp, Done: true, Target: res.Target.ID(), Response: res.Response}); err == nil {
-				_ = recs.Put(key, b, onceKeep)
+				_ = recs.Put(key, b, keep)
 			}
 			return res, nil
 		}

@@ -64,6 +64,14 @@ func TestIdempotencyKey(t *testing.T) {
 	if res, err := h.router.Complete(context.Background(), route, prompt("retry me"), router.Options{IdempotencyKey: "op-f"}); err != nil || res.Replayed {
 		t.Fatalf("after a failed first: %+v %v, want a fresh answer", res, err)
 	}
+	short := router.Options{IdempotencyKey: "op-t", IdempotencyTTL: time.Millisecond}
+	if _, err := h.router.Complete(context.Background(), route, prompt("brief"), short); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if res, err := h.router.Complete(context.Background(), route, prompt("brief"), short); err != nil || res.Replayed {
+		t.Fatalf("after its IdempotencyTTL the key replayed: %+v %v", res, err)
+	}
 	if _, err := h.router.Stream(context.Background(), route, streamPrompt(), router.Options{IdempotencyKey: "op-s"}); err == nil {
 		t.Fatal("a stream took an idempotency key")
 	}

@@ -66,6 +66,9 @@ type Options struct {
 	// replicas with Redis); with another request it fails with
 	// ErrIdempotencyReused.
 	IdempotencyKey string
+	// IdempotencyTTL is how long the answer to IdempotencyKey is kept; 0
+	// means a day.
+	IdempotencyTTL time.Duration
 }
 
 // Attempt is one exchange with one target, or one skip. It is a snapshot:
