@@ -83,8 +83,14 @@ func (r *Router) completeOnce(ctx context.Context, route *Route, req *llm.Reques
 			return &Result{RequestID: opts.RequestID, Response: rec.Response, Target: targetOf(route, rec.Target),
 				Replayed: true, Phase: policy.PhaseCommitted}, nil
 		}
-		if !r.clock().Sleep(ctx, oncePoll) {
+		// Waiting on another caller, not a delay of policy: real time,
+		// so a fake clock's sleeps do not run the claim out.
+		t := time.NewTimer(oncePoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return nil, fmt.Errorf("%w: %w", ErrCanceled, ctx.Err())
+		case <-t.C:
 		}
 	}
 }
