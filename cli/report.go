@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/detourhq/detour/report"
+)
+
+// reportWidth is the widest line the report table prints.
+const reportWidth = 100
+
+type reportFlags struct {
+	since, until, route, provider string
+	asJSON, asCSV                 bool
+}
+
+func newReport(env Env) *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report [flags] [FILE|GLOB ...]",
+		Short: "Summarize the ledger: calls, answers, failures, latency, cost and walls per target",
+		Long: `report reads ledger files (one JSON line per attempt, as ask and serve write
+them) and summarizes them per target (provider/model). With no argument it
+reads the ledger ask writes ($DETOUR_LEDGER, else
+$XDG_STATE_HOME/detour/ledger.jsonl). Arguments may be files or globs
+('ledger-*.jsonl.gz'); gzipped files are read as such. Files are streamed, so
+any size works; give rotated files oldest first, as walls follow line order.
+
+Columns:
+  TARGET  provider/model (long names are cut with …)
+  CALLS   attempts that sent something: every line but skips (skipped_*)
+  OK      calls answered (status ok)
+  REACH   OK / CALLS as a percent (client_stalled calls, never the
+          target's fault, are left out of CALLS here)
+  P50     median latency (seconds) of answered calls
+  P95     95th percentile latency of answered calls; both come from a
+          log-bucket histogram, within about 2% of the exact value
+  SKIPS   times the router passed the target over without a send
+          (parked, no key, disabled, over cost, ...)
+  IN/OUT  tokens the provider reported, failures included (k = 1,000,
+          M = 1,000,000)
+  COST    summed cost in USD at the target's prices
+
+Below the table: each target's most frequent failure statuses, then its
+walls: from the first failure of kind "wall" (no credit, daily quota, ...)
+to the target's next answer, or "open" if none came, with the first wall's
+reason. A line that cannot be read (torn by a crash, not a record) is
+skipped and counted at the end, never fatal.
+
+--json prints one object {"targets", "walls", "unreadable_lines",
+"unreadable_at", "lines", "matched"} with snake_case keys; --csv prints one
+row per target after a header row.
+
+Exit codes: 0 done; 1 a file could not be read through; 2 wrong command
+line, or a file or glob that names nothing.`,
+		Example: `  detour report
+  detour report --since 24h --route default
+  detour report --provider groq 'ledger-*.jsonl.gz' ledger.jsonl
+  detour report --since 2025-06-01T00:00:00Z --until 2025-06-02T00:00:00Z --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(env, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.since, "since", "", "only lines at or after this time: RFC 3339 (2025-06-01T12:00:00Z) or a duration back from now (90m, 24h, 7d)")
+	fl.StringVar(&f.until, "until", "", "only lines before this time (same forms as --since)")
+	fl.StringVar(&f.route, "route", "", "only lines of this route")
+	fl.StringVar(&f.provider, "provider", "", "only lines of this provider")
+	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
+	fl.BoolVar(&f.asCSV, "csv", false, "print one CSV row per target, after a header row")
+	return cmd
+}
+
+func runReport(env Env, fl reportFlags, args []string) error {
+	if fl.asJSON && fl.asCSV {
+		return withCode(ExitUsage, errors.New("report: --json and --csv exclude each other"))
+	}
+	now := time.Now()
+	filter := report.Filter{Route: fl.route, Provider: fl.provider}
+	var err error
+	if fl.since != "" {
+		if filter.Since, err = report.ParseTime(fl.since, now); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("report: --since: %w", err))
+		}
+	}
+	if fl.until != "" {
+		if filter.Until, err = report.ParseTime(fl.until, now); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("report: --until: %w", err))
+		}
+	}
+	paths, err := reportPaths(env, args)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	s := report.NewSummary()
+	for _, p := range paths {
+		if err := report.SummarizeFile(p, filter, s); err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				return withCode(ExitUsage, fmt.Errorf("report: %w", err))
+			}
+			return withCode(ExitFailed, fmt.Errorf("report: %w", err))
+		}
+	}
+	r := s.Report()
+	switch {
+	case fl.asJSON:
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case fl.asCSV:
+		return writeReportCSV(env.Stdout, r)
+	}
+	printReport(env.Stdout, r, paths)
+	return nil
+}
+
+// reportPaths expands args (files and globs) into files, or returns the
+// default ledger when there are none.
+func reportPaths(env Env, args []string) ([]string, error) {
+	if len(args) == 0 {
+		p := ledgerPath("", env)
+		if p == "" {
+			return nil, errors.New("report: no ledger configured (DETOUR_LEDGER is \"-\" or no home directory); name a file")
+		}
+		return []string{p}, nil
+	}
+	var paths []string
+	for _, a := range args {
+		if !strings.ContainsAny(a, "*?[") {
+			paths = append(paths, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("report: %q: %w", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("report: no file matches %q", a)
+		}
+		paths = append(paths, m...)
+	}
+	return paths, nil
+}
+
+// cut returns s in at most n runes, ending in … when cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func printReport(w io.Writer, r report.Report, paths []string) {
+	src := paths[0]
+	if len(paths) > 1 {
+		src += fmt.Sprintf(" (+%d more)", len(paths)-1)
+	}
+	fmt.Fprintln(w, cut(fmt.Sprintf("%s: %d lines, %d selected", src, r.Lines, r.Matched), reportWidth))
+	if len(r.Targets) == 0 {
+		fmt.Fprintln(w, "no attempts in the selection")
+	} else {
+		fmt.Fprintln(w)
+		row := "%-26s %6s %6s %6s %7s %7s %6s %7s %7s %9s\n"
+		fmt.Fprintf(w, row, "TARGET", "CALLS", "OK", "REACH", "P50", "P95", "SKIPS", "IN", "OUT", "COST")
+		for _, t := range r.Targets {
+			fmt.Fprintf(w, row, cut(t.Target, 26), strconv.Itoa(t.Calls), strconv.Itoa(t.Answers),
+				reachPct(t.ReachabilityPct), secs(t.P50Seconds), secs(t.P95Seconds), strconv.Itoa(t.Skips),
+				tokens(t.TokensIn), tokens(t.TokensOut), usd(t.CostUSD))
+		}
+		var fails []string
+		for _, t := range r.Targets {
+			if len(t.FailuresByStatus) == 0 {
+				continue
+			}
+			parts := make([]string, 0, 3)
+			for i, c := range t.FailuresByStatus {
+				if i == 3 {
+					parts = append(parts, fmt.Sprintf("+%d more", len(t.FailuresByStatus)-3))
+					break
+				}
+				parts = append(parts, fmt.Sprintf("%s ×%d", c.Status, c.N))
+			}
+			fails = append(fails, cut(fmt.Sprintf("  %-26s %s", cut(t.Target, 26), strings.Join(parts, ", ")), reportWidth))
+		}
+		if len(fails) > 0 {
+			fmt.Fprintln(w, "\nfailures (most frequent first):")
+			for _, l := range fails {
+				fmt.Fprintln(w, l)
+			}
+		}
+	}
+	if len(r.Walls) > 0 {
+		fmt.Fprintln(w, "\nwalls (first wall failure → next answer):")
+		for _, wl := range r.Walls {
+			span := "open"
+			if wl.End != nil {
+				span = wl.End.UTC().Format("15:04:05")
+				if wl.End.UTC().Format(time.DateOnly) != wl.Start.UTC().Format(time.DateOnly) {
+					span = wl.End.UTC().Format("2006-01-02 15:04:05")
+				}
+				span += " (" + time.Duration(wl.Seconds*float64(time.Second)).Round(time.Second).String() + ")"
+			}
+			fmt.Fprintln(w, cut(fmt.Sprintf("  %-26s %s → %s  %s %s", cut(wl.Target, 26),
+				wl.Start.UTC().Format("2006-01-02 15:04:05"), span, wl.Status, wl.Reason), reportWidth))
+		}
+	}
+	if r.UnreadableLines > 0 {
+		noun := "lines"
+		if r.UnreadableLines == 1 {
+			noun = "line"
+		}
+		where := strings.Join(r.UnreadableAt, ", ")
+		if r.UnreadableLines > len(r.UnreadableAt) {
+			where += ", ..."
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, cut(fmt.Sprintf("%d %s could not be read (%s)", r.UnreadableLines, noun, where), reportWidth))
+	}
+}
+
+func writeReportCSV(w io.Writer, r report.Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"target", "provider", "model", "calls", "answers", "failures", "skips",
+		"reachability_pct", "p50_seconds", "p95_seconds", "tokens_in", "tokens_out", "cost_usd", "top_failures"})
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	for _, t := range r.Targets {
+		var top []string
+		for i, c := range t.FailuresByStatus {
+			if i == 3 {
+				break
+			}
+			top = append(top, fmt.Sprintf("%s:%d", c.Status, c.N))
+		}
+		cw.Write([]string{t.Target, t.Provider, t.Model, strconv.Itoa(t.Calls), strconv.Itoa(t.Answers),
+			strconv.Itoa(t.Failures), strconv.Itoa(t.Skips), opt(t.ReachabilityPct), opt(t.P50Seconds),
+			opt(t.P95Seconds), strconv.FormatInt(t.TokensIn, 10), strconv.FormatInt(t.TokensOut, 10),
+			strconv.FormatFloat(t.CostUSD, 'f', -1, 64), strings.Join(top, " ")})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func reachPct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64) + "%"
+}
+
+func secs(p *float64) string {
+	switch {
+	case p == nil:
+		return "-"
+	case *p < 1:
+		return fmt.Sprintf("%.0fms", *p*1000)
+	case *p < 100:
+		return fmt.Sprintf("%.2fs", *p)
+	}
+	return fmt.Sprintf("%.0fs", *p)
+}
+
+func tokens(n int64) string {
+	switch {
+	case n < 100_000:
+		return strconv.FormatInt(n, 10)
+	case n < 10_000_000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 0, 64) + "k"
+	case n < 10_000_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 0, 64) + "M"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 0, 64) + "G"
+}
+
+func usd(v float64) string {
+	switch {
+	case v < 100:
+		return fmt.Sprintf("$%.4f", v)
+	case v < 1e6:
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("$%.0f", v)
+}

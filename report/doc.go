@@ -1,0 +1,19 @@
+// Package report summarizes detour ledgers: per target (provider/model) how
+// many calls were sent, how many were answered, how the rest failed, how
+// often the target was skipped, its latency (p50, p95), tokens and cost, and
+// the walls it hit (from the first failure of kind "wall" to the next
+// answer).
+//
+// It reads in a stream and keeps bounded memory per target: latency goes
+// into a log-bucket histogram (about 2% relative error), so a ledger of any
+// length can be summarized. Many readers can feed one Summary:
+//
+//	s := report.NewSummary()
+//	for _, p := range paths {
+//		if err := report.SummarizeFile(p, f, s); err != nil { ... }
+//	}
+//	r := s.Report()
+//
+// A line that cannot be read (torn by a crash, not JSON, not a record) is
+// skipped and counted, never fatal.
+package report
