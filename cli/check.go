@@ -75,19 +75,7 @@ type checkReport struct {
 // shared, so one command shows what every process learned.
 type checkHealth struct {
 	Store  health.Status `json:"store"`
-	Parked []checkPark   `json:"parked"`
-}
-
-// checkPark is one parked key: a target ("provider/model"), or an account
-// or endpoint that parks every target billed to it or served by it.
-type checkPark struct {
-	Key      string    `json:"key"`
-	State    string    `json:"state"`
-	Until    time.Time `json:"until,omitzero"`
-	Reason   string    `json:"reason,omitempty"`
-	Kind     string    `json:"kind,omitempty"`
-	Status   string    `json:"status,omitempty"`
-	Failures int       `json:"failures"`
+	Parked []health.Park `json:"parked"`
 }
 
 // checkFailure is what check --json prints for a config that cannot be
@@ -239,7 +227,7 @@ func healthReport(cfg *config.Config, env Env) (checkHealth, error) {
 		if _, err := os.Stat(spec.Path); errors.Is(err, fs.ErrNotExist) {
 			// check makes no file: the first ask does.
 			return checkHealth{Store: health.Status{Kind: string(spec.Kind), Where: spec.Path, Up: true,
-				Detail: "no file yet: the first ask makes it"}, Parked: []checkPark{}}, nil
+				Detail: "no file yet: the first ask makes it"}, Parked: []health.Park{}}, nil
 		}
 	}
 	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, "", warnLogger(env.Stderr))
@@ -247,16 +235,7 @@ func healthReport(cfg *config.Config, env Env) (checkHealth, error) {
 		return checkHealth{}, err
 	}
 	defer closeHealth()
-	out := checkHealth{Store: hb.StoreStatus(), Parked: []checkPark{}}
-	now := time.Now()
-	for _, e := range hb.Snapshot(now) {
-		if e.State == health.Closed {
-			continue
-		}
-		out.Parked = append(out.Parked, checkPark{Key: e.Key, State: string(e.State), Until: e.Until.UTC(),
-			Reason: e.Reason, Kind: string(e.Kind), Status: e.Status, Failures: e.Failures})
-	}
-	return out, nil
+	return checkHealth{Store: hb.StoreStatus(), Parked: hb.Parks(time.Now())}, nil
 }
 
 // printHealth writes the health store and its parks.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/health"
 )
 
 // The admin endpoints, on the gateway's listener:
@@ -134,28 +133,9 @@ func (s *Server) ReloadFile() ([]string, error) {
 	return s.Reload(file)
 }
 
-// adminEntry is one parked key in /admin/health.
-type adminEntry struct {
-	Key      string    `json:"key"`
-	State    string    `json:"state"`
-	Until    time.Time `json:"until,omitzero"`
-	Reason   string    `json:"reason,omitempty"`
-	Kind     string    `json:"kind,omitempty"`
-	Status   string    `json:"status,omitempty"`
-	Failures int       `json:"failures"`
-}
-
 // adminHealth lists the store and every key parked or on trial.
 func (s *Server) adminHealth(w http.ResponseWriter) {
-	now := s.clk.Now()
-	parked := []adminEntry{}
-	for _, e := range s.health.Snapshot(now) {
-		if e.State == health.Closed {
-			continue
-		}
-		parked = append(parked, adminEntry{Key: e.Key, State: string(e.State), Until: e.Until.UTC(), Reason: e.Reason,
-			Kind: string(e.Kind), Status: e.Status, Failures: e.Failures})
-	}
+	parked := s.health.Parks(s.clk.Now())
 	writeJSONBody(w, http.StatusOK, map[string]any{"store": s.health.StoreStatus(), "parked": parked})
 }
 

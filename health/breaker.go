@@ -373,3 +373,29 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// Park is one key parked or on trial, as `detour check` and the gateway's
+// /admin/health show it: a target ("provider/model"), or an account or
+// endpoint that parks every target billed to it or served by it.
+type Park struct {
+	Key      string    `json:"key"`
+	State    string    `json:"state"`
+	Until    time.Time `json:"until,omitzero"`
+	Reason   string    `json:"reason,omitempty"`
+	Kind     string    `json:"kind,omitempty"`
+	Status   string    `json:"status,omitempty"`
+	Failures int       `json:"failures"`
+}
+
+// Parks returns every key not closed at now (Snapshot's order), never nil.
+func (b *Breaker) Parks(now time.Time) []Park {
+	out := []Park{}
+	for _, e := range b.Snapshot(now) {
+		if e.State == Closed {
+			continue
+		}
+		out = append(out, Park{Key: e.Key, State: string(e.State), Until: e.Until.UTC(), Reason: e.Reason,
+			Kind: string(e.Kind), Status: e.Status, Failures: e.Failures})
+	}
+	return out
+}
