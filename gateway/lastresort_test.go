@@ -1,12 +1,14 @@
 package gateway_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	sim "github.com/detourhq/detour/simulate"
@@ -84,5 +86,24 @@ func TestCostTrailer(t *testing.T) {
 	}
 	if got := resp.Trailer.Get("X-Detour-Cost"); sum == 0 || got != strconv.FormatFloat(sum, 'f', 6, 64) {
 		t.Fatalf("trailer x-detour-cost %q, ledger total %v; body %q", got, sum, body)
+	}
+}
+
+// An invalid request fails closed through the SDK: no static answer covers
+// it, whatever the route says.
+func TestLastResort_NeverForAnInvalidRequest(t *testing.T) {
+	f := newFixture(t, setup{p1: []sim.Fault{{Kind: sim.BadRequest}},
+		routes: "  calm:\n    chain: [p1/m, p1/other]\n    static_answer: \"We are busy.\"\n"})
+	params := userHi()
+	params.Model = "calm"
+	_, err := f.openai(option.WithMaxRetries(0)).Chat.Completions.New(ctx(t), params)
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 {
+		t.Fatalf("err %v, want the provider's 400 passed through", err)
+	}
+	for _, r := range f.ledger.Records() {
+		if r.Status == "last_resort" {
+			t.Fatalf("a last resort answered an invalid request: %+v", r)
+		}
 	}
 }
