@@ -190,10 +190,8 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	case w.overDaily(t):
 		return permits{}, true
 	case w.budget.MaxExtraCost > 0 && t != w.cands[0]:
-		u := estimate(w.req, t)
-		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost &&
-			!w.lowerMaxTokens(t, w.budget.MaxExtraCost-w.spentExtra+w.cands[0].Cost(u), "the extra-cost ceiling") {
-			w.skip(t, ledger.StatusSkippedCost, fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost))
+		if why, room := w.overExtraCost(t); why != "" && !w.lowerMaxTokens(t, room, "the extra-cost ceiling") {
+			w.skip(t, ledger.StatusSkippedCost, why)
 			return permits{}, true
 		}
 	}
@@ -472,6 +470,18 @@ func (w *walk) complete(ctx context.Context, t *Target, req *llm.Request, lim li
 	return resp, wt.heard(), wt.explain(err)
 }
 
+// overExtraCost says why a send to t would pass the extra-cost ceiling,
+// or "" when it would not; room is what t's send may cost (USD).
+func (w *walk) overExtraCost(t *Target) (why string, room float64) {
+	u := estimate(w.req, t)
+	first := w.cands[0].Cost(u)
+	room = w.budget.MaxExtraCost - w.spentExtra + first
+	if extra := t.Cost(u) - first; w.spentExtra+extra > w.budget.MaxExtraCost {
+		why = fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost)
+	}
+	return why, room
+}
+
 // estimate is the usage req would bill at t, for the extra-cost ceiling
 // and the context check: about four characters of text a token in
 // (content, tool arguments, text parts; not images or documents), and the
@@ -645,9 +655,8 @@ func (w *walk) unreached(t *Target) string {
 		return contractReason(t, missing)
 	}
 	if w.budget.MaxExtraCost > 0 && t != w.cands[0] {
-		u := estimate(w.req, t)
-		if extra := t.Cost(u) - w.cands[0].Cost(u); w.spentExtra+extra > w.budget.MaxExtraCost {
-			return fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, w.budget.MaxExtraCost)
+		if why, _ := w.overExtraCost(t); why != "" {
+			return why
 		}
 	}
 	if w.stopWhy != "" {
