@@ -118,6 +118,11 @@ func (b *Breaker) Allow(key string, now time.Time) (Permit, error) {
 				parked = &ParkedError{Key: key, Until: e.Until, Reason: e.Reason, State: Open, Kind: e.Kind, Status: e.Status}
 				return save
 			}
+			if !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil) {
+				// The park is over but BeginProbe's lease is out.
+				parked = &ParkedError{Key: key, Until: e.ProbeUntil, Reason: e.Reason, State: HalfOpen, Kind: e.Kind, Status: e.Status}
+				return save
+			}
 		case HalfOpen:
 			if !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil) {
 				parked = &ParkedError{Key: key, Until: e.ProbeUntil, Reason: e.Reason, State: HalfOpen, Kind: e.Kind, Status: e.Status}
@@ -194,7 +199,7 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 				e.Generation++
 			}
 			e.State, e.Failures = Closed, 0
-			e.Until, e.Reason, e.ProbeUntil = time.Time{}, "", time.Time{}
+			e.Until, e.Reason, e.ProbeUntil, e.Since = time.Time{}, "", time.Time{}, time.Time{}
 			e.Kind, e.Status = "", ""
 			return true
 		case excluded(o.Kind):
@@ -210,11 +215,11 @@ func (b *Breaker) Done(key string, p Permit, o Outcome, now time.Time) {
 		}
 		switch {
 		case o.Until.After(now):
-			b.open(e, b.cap(o.Until, now), orDefault(o.Reason, string(o.Kind)+": asked to wait"))
+			b.open(e, now, b.cap(o.Until, now), orDefault(o.Reason, string(o.Kind)+": asked to wait"))
 		case e.State == HalfOpen:
-			b.open(e, b.cap(now.Add(b.s.OpenFor), now), orDefault(o.Reason, "probe failed"))
+			b.open(e, now, b.cap(now.Add(b.s.OpenFor), now), orDefault(o.Reason, "probe failed"))
 		case e.Failures >= b.s.FailureThreshold:
-			b.open(e, b.cap(now.Add(b.s.OpenFor), now),
+			b.open(e, now, b.cap(now.Add(b.s.OpenFor), now),
 				orDefault(o.Reason, fmt.Sprintf("%d consecutive failures", e.Failures)))
 		}
 		return true
@@ -258,7 +263,7 @@ func (b *Breaker) Release(key string, now time.Time) {
 			return false
 		}
 		e.State, e.Failures = Closed, 0
-		e.Until, e.Reason, e.ProbeUntil = time.Time{}, "", time.Time{}
+		e.Until, e.Reason, e.ProbeUntil, e.Since = time.Time{}, "", time.Time{}, time.Time{}
 		e.Kind, e.Status = "", ""
 		e.Generation++
 		return true
@@ -316,12 +321,16 @@ func (b *Breaker) park(e *Entry, until time.Time, reason string, now time.Time) 
 	if e.State == Open && now.Before(e.Until) && !until.After(e.Until) {
 		return false
 	}
-	b.open(e, until, reason)
+	b.open(e, now, until, reason)
 	return true
 }
 
-// open moves e to Open until until, starting a new generation.
-func (b *Breaker) open(e *Entry, until time.Time, reason string) {
+// open moves e to Open until until, starting a new generation. A key
+// that was closed starts its Since at now.
+func (b *Breaker) open(e *Entry, now, until time.Time, reason string) {
+	if e.State == Closed || e.Since.IsZero() {
+		e.Since = now
+	}
 	e.State = Open
 	e.Until = until
 	e.Reason = reason
@@ -381,6 +390,7 @@ type Park struct {
 	Key      string    `json:"key"`
 	State    string    `json:"state"`
 	Until    time.Time `json:"until,omitzero"`
+	Since    time.Time `json:"since,omitzero"`
 	Reason   string    `json:"reason,omitempty"`
 	Kind     string    `json:"kind,omitempty"`
 	Status   string    `json:"status,omitempty"`
@@ -394,7 +404,7 @@ func (b *Breaker) Parks(now time.Time) []Park {
 		if e.State == Closed {
 			continue
 		}
-		out = append(out, Park{Key: e.Key, State: string(e.State), Until: e.Until.UTC(), Reason: e.Reason,
+		out = append(out, Park{Key: e.Key, State: string(e.State), Until: e.Until.UTC(), Since: e.Since.UTC(), Reason: e.Reason,
 			Kind: string(e.Kind), Status: e.Status, Failures: e.Failures})
 	}
 	return out

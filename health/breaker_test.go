@@ -424,9 +424,9 @@ func TestBreaker_Snapshot(t *testing.T) {
 	now := t0.Add(time.Minute) // z/m's park is over: it reads half-open
 	got := b.Snapshot(now)
 	want := []Entry{
-		{Key: "a/m", State: Open, Until: t0.Add(time.Hour), Reason: "quota", Generation: 2, Touched: t0},
+		{Key: "a/m", State: Open, Until: t0.Add(time.Hour), Since: t0, Reason: "quota", Generation: 2, Touched: t0},
 		{Key: "m/m", State: Closed, Failures: 1, Generation: 1, Kind: classify.Transient, Touched: t0},
-		{Key: "z/m", State: HalfOpen, Until: t0.Add(time.Minute), Reason: "wall", Generation: 2, Touched: t0},
+		{Key: "z/m", State: HalfOpen, Until: t0.Add(time.Minute), Since: t0, Reason: "wall", Generation: 2, Touched: t0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Snapshot =\n%+v\nwant\n%+v", got, want)

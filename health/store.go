@@ -19,6 +19,11 @@ type Entry struct {
 	// Until is the end of the current (or last) park; zero when the target
 	// was never parked or has closed since.
 	Until time.Time `json:"until,omitzero"`
+	// Since is when the key last left closed: the start of its run of
+	// parks (parks and probes that fail in a row keep it); zero while
+	// closed. `detour check` flags a route whose head has been parked
+	// since long ago.
+	Since time.Time `json:"since,omitzero"`
 	// Reason is the one-line reason of the current (or last) park.
 	Reason string `json:"reason,omitempty"`
 	// Kind and Status are the failure kind and ledger status of the last

@@ -42,6 +42,13 @@ const (
 	// StatusSkippedContract is a target that cannot honour what the
 	// request needs (an image, logprobs, a JSON schema, ...).
 	StatusSkippedContract = "skipped_contract"
+	// StatusProbeOK is a probe (`detour probe`, off the billing path) the
+	// target answered: its model list or metadata, or a one-token answer
+	// where its route allows one. Action is "probe"; Route is empty.
+	StatusProbeOK = "probe_ok"
+	// StatusProbeFailed is a probe that failed; Kind, Scope and Reason say
+	// how, as for an attempt.
+	StatusProbeFailed = "probe_failed"
 	// StatusClientStalled: the gateway ended a stream because its client
 	// stopped reading (gateway.write_timeout); never the target's fault.
 	StatusClientStalled = "client_stalled"

@@ -11,6 +11,16 @@ type Client interface {
 	Stream(ctx context.Context, req *Request) (Stream, error)
 }
 
+// Prober is the optional interface of a Client that can check, off the
+// billing path, that its provider answers for a model: a read of the model
+// list or of the model's metadata, which costs nothing and generates
+// nothing. Probe returns nil when the provider answered with a 2xx status,
+// else the error a call would have met (a *ProviderError for an HTTP error,
+// parsed as the dialect's errors are; a transport error otherwise).
+type Prober interface {
+	Probe(ctx context.Context, model string) error
+}
+
 // Carrier is the optional interface of a Client that can say which needs
 // (Request.Needs) of a request from another dialect it carries to its
 // provider. A Client without it carries none.

@@ -31,6 +31,16 @@ func anthropicRequestID(seq uint64) string {
 // serveAnthropic serves rest, the path after /{name}/, for an Anthropic provider.
 func (s *Server) serveAnthropic(ctx context.Context, w http.ResponseWriter, r *http.Request, t *target, seq uint64, rest string, ec errCtx) {
 	ec.requestID = anthropicRequestID(seq)
+	if m, ok := strings.CutPrefix(rest, "v1/models/"); ok && r.Method == http.MethodGet {
+		s.read(t)
+		if ec.key, ec.keyGiven = anthropicKey(r); t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
+			ec.f = Fault{Kind: Unauthorized}
+			s.sendError(ctx, w, t, ec.reply(), nil)
+			return
+		}
+		writeAnthropicModel(w, t, m, ec)
+		return
+	}
 	if rest != "v1/messages" {
 		// reconstructed: Anthropic's envelope with the HTTP status text.
 		writeReply(w, anthropicReply(ec, 404, "not_found_error", "Not Found", nil), nil)
@@ -411,4 +421,23 @@ func (a *answer) pad(b []byte, n int) []byte {
 	out = append(out, b[:len(b)-1]...)
 	out = append(out, bytes.Repeat([]byte(" "), k)...)
 	return append(out, b[len(b)-1])
+}
+
+// writeAnthropicModel answers GET /v1/models/{model} with the Models API's
+// object, or its 404 for a model the provider does not serve.
+func writeAnthropicModel(w http.ResponseWriter, t *target, m string, ec errCtx) {
+	if len(t.models) > 0 && !t.models[m] {
+		writeReply(w, anthropicReply(ec, 404, "not_found_error", "model: "+m, nil), nil)
+		return
+	}
+	v := struct {
+		Type        string `json:"type"`
+		ID          string `json:"id"`
+		DisplayName string `json:"display_name"`
+		CreatedAt   string `json:"created_at"`
+	}{"model", m, m, "2025-10-01T00:00:00Z"}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", ec.requestID)
+	b, _ := json.Marshal(v)
+	w.Write(b) //nolint:errcheck // nothing to do for a gone client
 }

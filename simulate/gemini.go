@@ -31,6 +31,17 @@ func (s *Server) serveGemini(ctx context.Context, w http.ResponseWriter, r *http
 	version, path, _ := strings.Cut(rest, "/")
 	name, isModels := strings.CutPrefix(path, "models/")
 	model, method, _ := splitModelMethod(name)
+	if isModels && method == "" && r.Method == http.MethodGet && (version == "v1beta" || version == "v1") {
+		s.read(t)
+		ec.apiVersion, ec.model = version, model
+		if ec.key, ec.keyGiven = geminiKey(r); t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
+			ec.f = Fault{Kind: Unauthorized}
+			s.sendError(ctx, w, t, ec.reply(), nil)
+			return
+		}
+		writeGeminiModel(w, t, model, ec)
+		return
+	}
 	if (version != "v1beta" && version != "v1") || !isModels || (method != "generateContent" && method != "streamGenerateContent") || r.Method != http.MethodPost {
 		writeReply(w, googleNotFound("/"+rest), nil)
 		return
@@ -381,4 +392,24 @@ func (a *answer) geminiWire(stream bool) wireAnswer {
 		}
 	}
 	return wa
+}
+
+// writeGeminiModel answers GET models/{model} with the Model resource, or
+// Google's 404 for a model the provider does not serve.
+func writeGeminiModel(w http.ResponseWriter, t *target, m string, ec errCtx) {
+	if len(t.models) > 0 && !t.models[m] {
+		ec.f = Fault{Kind: ModelNotFound}
+		writeReply(w, ec.reply(), nil)
+		return
+	}
+	v := struct {
+		Name                       string   `json:"name"`
+		Version                    string   `json:"version"`
+		DisplayName                string   `json:"displayName"`
+		InputTokenLimit            int      `json:"inputTokenLimit"`
+		OutputTokenLimit           int      `json:"outputTokenLimit"`
+		SupportedGenerationMethods []string `json:"supportedGenerationMethods"`
+	}{"models/" + m, "001", m, orDefault(t.ContextWindow, 1048576), 65536, []string{"generateContent", "countTokens"}}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Write(append(marshalIndent(v, "  "), '\n')) //nolint:errcheck // nothing to do for a gone client
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -106,9 +107,27 @@ type Record struct {
 	At time.Time
 }
 
-// Stats is a snapshot of the chat requests a Server received, in arrival order.
+// Stats is a snapshot of the chat requests a Server received, in arrival
+// order, and of its reads of model lists and metadata (probes), which are
+// no chat requests and generate nothing.
 type Stats struct {
 	Records []Record
+	// Reads counts GET requests for a model list or a model's metadata,
+	// per provider name.
+	Reads map[string]int
+}
+
+// ModelReads counts the model-list and model-metadata reads of provider
+// (any provider when empty).
+func (s Stats) ModelReads(provider string) int {
+	if provider != "" {
+		return s.Reads[provider]
+	}
+	n := 0
+	for _, v := range s.Reads {
+		n += v
+	}
+	return n
 }
 
 // Requests counts the requests to provider and model; an empty provider or
@@ -161,6 +180,7 @@ type Server struct {
 	closed  bool
 	seq     uint64
 	records []Record
+	reads   map[string]int
 	srv     *http.Server
 }
 
@@ -341,20 +361,31 @@ func (s *Server) Enqueue(provider, model string, faults ...Fault) error {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Records: append([]Record(nil), s.records...)}
+	return Stats{Records: append([]Record(nil), s.records...), Reads: maps.Clone(s.reads)}
+}
+
+// read counts one model-list or model-metadata read of t.
+func (s *Server) read(t *target) {
+	s.mu.Lock()
+	if s.reads == nil {
+		s.reads = map[string]int{}
+	}
+	s.reads[t.Name]++
+	s.mu.Unlock()
 }
 
 // ClearStats forgets the requests received so far; scripts are untouched.
 func (s *Server) ClearStats() {
 	s.mu.Lock()
-	s.records = nil
+	s.records, s.reads = nil, nil
 	s.mu.Unlock()
 }
 
 // ServeHTTP serves each provider's routes under /{provider}/: for
 // DialectOpenAI POST v1/chat/completions and GET v1/models, for
-// DialectAnthropic POST v1/messages, for DialectGemini POST
-// v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse.
+// DialectAnthropic POST v1/messages and GET v1/models/{model}, for
+// DialectGemini POST v1beta/models/{model}:generateContent and
+// :streamGenerateContent?alt=sse, and GET v1beta/models/{model}.
 // Anything else is a 404 in the provider's shape (OpenAI's for an unknown
 // provider).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -403,6 +434,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != want {
 		writeReply(w, genericError(ec, 405, fmt.Sprintf("Invalid method for URL (%s /%s)", r.Method, rest), "", ""), nil)
 		return
+	}
+	if want == http.MethodGet {
+		s.read(t)
 	}
 	ec.key, ec.keyGiven = bearer(r)
 	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {

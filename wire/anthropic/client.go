@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
@@ -138,7 +139,10 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 }
 
 // endpoint is the URL of the Messages API under base.
-func endpoint(base string) string {
+func endpoint(base string) string { return apiRoot(base) + "/messages" }
+
+// apiRoot is base with its /v1, DefaultBaseURL's when base is empty.
+func apiRoot(base string) string {
 	if base == "" {
 		base = DefaultBaseURL
 	}
@@ -146,7 +150,27 @@ func endpoint(base string) string {
 	if !strings.HasSuffix(base, "/v1") {
 		base += "/v1"
 	}
-	return base + "/messages"
+	return base
+}
+
+// Probe implements llm.Prober: GET /v1/models/{model}, the model's
+// metadata (free; it also checks the key).
+func (c *Client) Probe(ctx context.Context, model string) error {
+	version := c.Version
+	if version == "" {
+		version = DefaultVersion
+	}
+	h := http.Header{}
+	h.Set("Anthropic-Version", version)
+	if c.APIKey != "" {
+		h.Set("X-Api-Key", c.APIKey)
+	}
+	resp, err := exchange.Post{Method: http.MethodGet, URL: apiRoot(c.BaseURL) + "/models/" + url.PathEscape(model),
+		Header: h, Override: c.Header, Key: c.APIKey, Client: c.HTTPClient}.Do(ctx)
+	if err != nil {
+		return err
+	}
+	return decoder.Check(resp, c.APIKey)
 }
 
 // send makes the one HTTP exchange of a call.

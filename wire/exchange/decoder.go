@@ -48,6 +48,19 @@ func (d *Decoder[S]) DecodeResponse(resp *http.Response, key string) (*llm.Respo
 	return r, nil
 }
 
+// Check reads the response of a probe (a model list or a model's
+// metadata): nil for a 2xx status, whatever its body (read up to
+// MaxErrorBody and dropped, so the connection can be reused), else
+// StatusError's error, key redacted. It always closes the body.
+func (d *Decoder[S]) Check(resp *http.Response, key string) error {
+	defer resp.Body.Close()
+	if is2xx(resp.StatusCode) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxErrorBody))
+		return nil
+	}
+	return Redact(d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp)), key)
+}
+
 // DecodeResponseRaw is DecodeResponse for a request sent raw (llm.Raw):
 // the answer also keeps its body, as Raw in dialect, when it was a JSON
 // body (an answer read from an event stream keeps none).

@@ -12,9 +12,13 @@ import (
 )
 
 // Post is the one HTTP exchange of an adapter's call: a POST of a JSON
-// body. Do never retries, and the default client does not follow
-// redirects (a 3xx comes back as the response).
+// body (or, with Method GET, a read with none: a probe). Do never retries,
+// and the default client does not follow redirects (a 3xx comes back as
+// the response).
 type Post struct {
+	// Method is the HTTP method; empty means POST. A GET sends no body and
+	// no Content-Type.
+	Method string
 	// URL is the endpoint.
 	URL string
 	// Body is the JSON request body.
@@ -59,12 +63,20 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 // llm.Progress, it hears of the headers, and of each read of a
 // non-streamed body.
 func (p Post) Do(ctx context.Context) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(p.Body))
+	method, body := p.Method, io.Reader(bytes.NewReader(p.Body))
+	if method == "" {
+		method = http.MethodPost
+	} else if method == http.MethodGet {
+		body = nil
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.URL, body)
 	if err != nil {
 		return nil, Redact(err, p.Key)
 	}
 	h := req.Header
-	h.Set("Content-Type", "application/json")
+	if body != nil {
+		h.Set("Content-Type", "application/json")
+	}
 	if p.Stream {
 		h.Set("Accept", "text/event-stream")
 	} else {

@@ -109,11 +109,42 @@ func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http
 		Header: h, Override: c.Header, Key: c.APIKey, Client: c.HTTPClient}.Do(ctx)
 }
 
+// Probe implements llm.Prober: GET {BaseURL}/models/{model}, the model's
+// metadata (free; it also says whether the key may use the model).
+func (c *Client) Probe(ctx context.Context, model string) error {
+	u, err := c.modelURL(model)
+	if err != nil {
+		return err
+	}
+	h := http.Header{}
+	if c.APIKey != "" {
+		h.Set("X-Goog-Api-Key", c.APIKey)
+	}
+	resp, err := exchange.Post{Method: http.MethodGet, URL: u, Header: h, Override: c.Header, Key: c.APIKey,
+		Client: c.HTTPClient}.Do(ctx)
+	if err != nil {
+		return err
+	}
+	return decoder.Check(resp, c.APIKey)
+}
+
 // endpoint is the URL of a call: {BaseURL}/models/{model}:generateContent
-// or :streamGenerateContent?alt=sse. A model already naming its collection
-// ("models/gemini-2.5-flash", "tunedModels/x") keeps it; each path segment
-// is escaped.
+// or :streamGenerateContent?alt=sse.
 func (c *Client) endpoint(model string, stream bool) (string, error) {
+	u, err := c.modelURL(model)
+	if err != nil {
+		return "", err
+	}
+	if stream {
+		return u + ":streamGenerateContent?alt=sse", nil
+	}
+	return u + ":generateContent", nil
+}
+
+// modelURL is {BaseURL}/models/{model}. A model already naming its
+// collection ("models/gemini-2.5-flash", "tunedModels/x") keeps it; each
+// path segment is escaped.
+func (c *Client) modelURL(model string) (string, error) {
 	model = strings.TrimSpace(model)
 	if model == "" {
 		return "", ErrNoModel
@@ -129,9 +160,5 @@ func (c *Client) endpoint(model string, stream bool) (string, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u := strings.TrimRight(base, "/") + "/" + strings.Join(segs, "/")
-	if stream {
-		return u + ":streamGenerateContent?alt=sse", nil
-	}
-	return u + ":generateContent", nil
+	return strings.TrimRight(base, "/") + "/" + strings.Join(segs, "/"), nil
 }

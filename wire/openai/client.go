@@ -94,6 +94,33 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	return st, err
 }
 
+// Probe implements llm.Prober: GET {BaseURL}/models, the model list every
+// OpenAI-compatible server has (a model's own /models/{id} is not served
+// by all of them). It costs nothing; model is not sent.
+func (c *Client) Probe(ctx context.Context, model string) error {
+	resp, err := exchange.Post{Method: http.MethodGet, URL: strings.TrimRight(c.base(), "/") + "/models",
+		Header: c.auth(), Override: c.Header, Key: c.APIKey, Client: c.HTTPClient}.Do(ctx)
+	if err != nil {
+		return err
+	}
+	return decoder.Check(resp, c.APIKey)
+}
+
+func (c *Client) base() string {
+	if c.BaseURL == "" {
+		return DefaultBaseURL
+	}
+	return c.BaseURL
+}
+
+func (c *Client) auth() http.Header {
+	h := http.Header{}
+	if c.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	return h
+}
+
 // send makes the one HTTP exchange of a call.
 func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http.Response, error) {
 	var body []byte
@@ -107,14 +134,6 @@ func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http
 	if err != nil {
 		return nil, err
 	}
-	base := c.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	auth := http.Header{}
-	if c.APIKey != "" {
-		auth.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	return exchange.Post{URL: strings.TrimRight(base, "/") + "/chat/completions", Body: body, Stream: stream,
-		Header: auth, Override: c.Header, Key: c.APIKey, Client: c.HTTPClient}.Do(ctx)
+	return exchange.Post{URL: strings.TrimRight(c.base(), "/") + "/chat/completions", Body: body, Stream: stream,
+		Header: c.auth(), Override: c.Header, Key: c.APIKey, Client: c.HTTPClient}.Do(ctx)
 }
