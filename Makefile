@@ -8,7 +8,8 @@ FUZZTIME ?= 10s
 test: deps vet race fuzz
 
 ## deps: what the tests need beyond Go, installed when missing: redis-server
-## (Debian's package; the shared-health tests start their own on loopback)
+## (Debian's package; the shared-health tests start their own on loopback) and
+## chromium (Debian's package; the HTML report's browser test drives it headless)
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -16,6 +17,12 @@ deps:
 	  echo "installing redis-server (apt-get)"; \
 	  $$sudo apt-get install -y -q redis-server >/dev/null 2>&1 || \
 	  { $$sudo apt-get update -q >/dev/null && $$sudo apt-get install -y -q redis-server >/dev/null; }; }
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  command -v apt-get >/dev/null 2>&1 || { echo "chromium is missing and there is no apt-get: install chromium (or chromium-browser), then run make test again"; exit 1; }; \
+	  echo "installing chromium (apt-get)"; \
+	  $$sudo apt-get install -y -q chromium >/dev/null 2>&1 || \
+	  { $$sudo apt-get update -q >/dev/null && $$sudo apt-get install -y -q chromium >/dev/null; }; }
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -24,7 +31,7 @@ vet:
 	$(GO) vet -tags pprof ./cli/
 
 race: deps
-	DETOUR_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
+	DETOUR_REQUIRE_REDIS=1 DETOUR_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
 
 unit:
 	$(GO) test -count=1 ./...

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,19 +25,22 @@ const reportWidth = 100
 type reportFlags struct {
 	since, until, route, provider string
 	asJSON, asCSV                 bool
+	by, html                      string
+	quiet                         bool
 }
 
 func newReport(env Env) *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [flags] [FILE|GLOB ...]",
+		Use:   "report [flags] [FILE|GLOB|- ...]",
 		Short: "Summarize the ledger: calls, answers, failures, latency, cost and walls per target",
 		Long: `report reads ledger files (one JSON line per attempt, as ask and serve write
 them) and summarizes them per target (provider/model). With no argument it
 reads the ledger ask writes ($DETOUR_LEDGER, else
 $XDG_STATE_HOME/detour/ledger.jsonl). Arguments may be files or globs
-('ledger-*.jsonl.gz'); gzipped files are read as such. Files are streamed, so
-any size works; give rotated files oldest first, as walls follow line order.
+('ledger-*.jsonl.gz'); gzipped files are read as such; - reads standard
+input (plain or gzip). Files are streamed, so any size works; give rotated
+files oldest first, as walls follow line order.
 
 Columns:
   TARGET  provider/model (long names are cut with …)
@@ -59,16 +63,41 @@ to the target's next answer, or "open" if none came, with the first wall's
 reason. A line that cannot be read (torn by a crash, not a record) is
 skipped and counted at the end, never fatal.
 
---json prints one object {"targets", "walls", "unreadable_lines",
-"unreadable_at", "lines", "matched"} with snake_case keys; --csv prints one
-row per target after a header row.
+--by hour|day prints one row per hour or per day (UTC) instead of one per
+target: the bucket's calls, answers (OK), reachability, skips, cost and
+failures by kind (wall, transient, ...), for every target the filters keep;
+hours or days without a line are left out. Probe records (probe_ok,
+probe_failed) are counted apart, never as calls.
 
-Exit codes: 0 done; 1 a file could not be read through; 2 wrong command
-line, or a file or glob that names nothing.`,
+--json prints one object {"targets", "walls", "unreadable_lines",
+"unreadable_at", "lines", "matched", "routes"} with snake_case keys;
+"routes" says, per route, how many answers came at each hop and from which
+target (the chain the route actually used). With --by it adds
+"bucket_seconds" and "series": per bucket its totals, then "providers" and
+"targets", each with calls, answers, failures, failures_by_kind, skips,
+last_resort, probes, probes_failed, reachability_pct, tokens and cost_usd.
+--csv prints one row per target after a header row; with --by, one row per
+bucket and target.
+
+--html FILE also writes the summary as one self-contained HTML page: charts
+(outcomes per provider over time, walls on a timeline, reachability per
+provider, cost per target, the chain each route used) drawn as inline SVG,
+then the tables. It loads nothing from the network and runs no script, so
+it opens offline, in a mail or as a CI artefact, and prints. Its buckets
+are --by's, else an hour when the lines span 72 hours or less, else a day.
+The terminal output still prints; --quiet (-q) leaves it out, and --html -
+writes the page to standard output instead of it.
+
+Exit codes: 0 done; 1 a file could not be read through, or the HTML file
+could not be written; 2 wrong command line, or a file or glob that names
+nothing.`,
 		Example: `  detour report
   detour report --since 24h --route default
   detour report --provider groq 'ledger-*.jsonl.gz' ledger.jsonl
-  detour report --since 2025-06-01T00:00:00Z --until 2025-06-02T00:00:00Z --json`,
+  detour report --since 2025-06-01T00:00:00Z --until 2025-06-02T00:00:00Z --json
+  detour report --since 7d --by day
+  detour report --html report.html -q 'ledger-*.jsonl.gz'
+  zcat old.jsonl.gz | detour report --by hour --csv -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(env, f, args)
 		},
@@ -80,12 +109,31 @@ line, or a file or glob that names nothing.`,
 	fl.StringVar(&f.provider, "provider", "", "only lines of this provider")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
 	fl.BoolVar(&f.asCSV, "csv", false, "print one CSV row per target, after a header row")
+	fl.StringVar(&f.by, "by", "", "one row per `hour|day` (UTC) instead of per target; with --json or --csv, the series")
+	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML page with charts to `FILE` (- for stdout)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "with --html FILE, print nothing on standard output")
 	return cmd
 }
 
 func runReport(env Env, fl reportFlags, args []string) error {
 	if fl.asJSON && fl.asCSV {
 		return withCode(ExitUsage, errors.New("report: --json and --csv exclude each other"))
+	}
+	var by time.Duration
+	switch fl.by {
+	case "":
+	case "hour":
+		by = time.Hour
+	case "day":
+		by = 24 * time.Hour
+	default:
+		return withCode(ExitUsage, fmt.Errorf("report: --by %q: want hour or day", fl.by))
+	}
+	if fl.quiet && (fl.html == "" || fl.html == "-") {
+		return withCode(ExitUsage, errors.New("report: --quiet goes with --html FILE (it leaves out the terminal output)"))
+	}
+	if fl.html == "-" && (fl.asJSON || fl.asCSV) {
+		return withCode(ExitUsage, errors.New("report: --html - writes the page to standard output: it excludes --json and --csv"))
 	}
 	now := time.Now()
 	filter := report.Filter{Route: fl.route, Provider: fl.provider}
@@ -106,24 +154,87 @@ func runReport(env Env, fl reportFlags, args []string) error {
 	}
 	s := report.NewSummary()
 	for _, p := range paths {
-		if err := report.SummarizeFile(p, filter, s); err != nil {
+		if p == "-" {
+			err = report.SummarizeFrom(env.Stdin, "stdin", filter, s)
+		} else {
+			err = report.SummarizeFile(p, filter, s)
+		}
+		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 				return withCode(ExitUsage, fmt.Errorf("report: %w", err))
 			}
 			return withCode(ExitFailed, fmt.Errorf("report: %w", err))
 		}
 	}
+	if fl.html != "" {
+		if err := writeReportHTML(env, s.ReportBy(by), fl.html, paths); err != nil {
+			return withCode(ExitFailed, err)
+		}
+		if fl.html == "-" || fl.quiet {
+			return nil
+		}
+	}
 	r := s.Report()
+	if by > 0 {
+		r = s.ReportBy(by)
+	}
 	switch {
 	case fl.asJSON:
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
+	case fl.asCSV && by > 0:
+		return writeSeriesCSV(env.Stdout, r)
 	case fl.asCSV:
 		return writeReportCSV(env.Stdout, r)
+	case by > 0:
+		printSeries(env.Stdout, r, paths)
+		return nil
 	}
 	printReport(env.Stdout, r, paths)
 	return nil
+}
+
+// writeReportHTML writes r's HTML page to path, or to standard output for
+// "-". The page is written whole or not at all: to a temporary file that
+// replaces path once complete.
+func writeReportHTML(env Env, r report.Report, path string, paths []string) error {
+	opt := report.HTMLOptions{Sources: sourceNames(paths), Generated: time.Now()}
+	if path == "-" {
+		return report.WriteHTML(env.Stdout, r, opt)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".detour-report-*.html")
+	if err != nil {
+		return fmt.Errorf("report: --html: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := report.WriteHTML(tmp, r, opt); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report: --html: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report: --html: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("report: --html: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("report: --html: %w", err)
+	}
+	return nil
+}
+
+// sourceNames names what was read: files as given, "-" as stdin.
+func sourceNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if p == "-" {
+			p = "stdin"
+		}
+		out[i] = p
+	}
+	return out
 }
 
 // reportPaths expands args (files and globs) into files, or returns the
@@ -163,12 +274,17 @@ func cut(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func printReport(w io.Writer, r report.Report, paths []string) {
-	src := paths[0]
+// reportSource names what was read, for the first line of the output.
+func reportSource(paths []string) string {
+	src := sourceNames(paths)[0]
 	if len(paths) > 1 {
 		src += fmt.Sprintf(" (+%d more)", len(paths)-1)
 	}
-	fmt.Fprintln(w, cut(fmt.Sprintf("%s: %d lines, %d selected", src, r.Lines, r.Matched), reportWidth))
+	return src
+}
+
+func printReport(w io.Writer, r report.Report, paths []string) {
+	fmt.Fprintln(w, cut(fmt.Sprintf("%s: %d lines, %d selected", reportSource(paths), r.Lines, r.Matched), reportWidth))
 	if len(r.Targets) == 0 {
 		fmt.Fprintln(w, "no attempts in the selection")
 	} else {
@@ -217,6 +333,10 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 				wl.Start.UTC().Format("2006-01-02 15:04:05"), span, wl.Status, wl.Reason), reportWidth))
 		}
 	}
+	printUnreadable(w, r)
+}
+
+func printUnreadable(w io.Writer, r report.Report) {
 	if r.UnreadableLines > 0 {
 		noun := "lines"
 		if r.UnreadableLines == 1 {
@@ -229,6 +349,72 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, cut(fmt.Sprintf("%d %s could not be read (%s)", r.UnreadableLines, noun, where), reportWidth))
 	}
+}
+
+// printSeries prints one row per bucket of r.Series: its totals over the
+// targets selected.
+func printSeries(w io.Writer, r report.Report, paths []string) {
+	unit, layout := "HOUR", "2006-01-02 15:04"
+	if r.BucketSeconds >= 86400 {
+		unit, layout = "DAY", time.DateOnly
+	}
+	fmt.Fprintln(w, cut(fmt.Sprintf("%s: %d lines, %d selected, by the %s (UTC)", reportSource(paths), r.Lines, r.Matched,
+		strings.ToLower(unit)), reportWidth))
+	if len(r.Series) == 0 {
+		fmt.Fprintln(w, "no attempts in the selection")
+	} else {
+		fmt.Fprintln(w)
+		row := "%-16s %6s %6s %6s %6s %9s  %s\n"
+		fmt.Fprintf(w, row, unit+" (UTC)", "CALLS", "OK", "REACH", "SKIPS", "COST", "FAILURES")
+		for _, b := range r.Series {
+			fails := report.KindsText(b.FailuresByKind)
+			if b.Probes > 0 {
+				if fails != "" {
+					fails += "; "
+				}
+				fails += fmt.Sprintf("probes %d (%d failed)", b.Probes, b.ProbesFailed)
+			}
+			fmt.Fprint(w, cut(strings.TrimRight(fmt.Sprintf(row, b.Start.UTC().Format(layout), strconv.Itoa(b.Calls),
+				strconv.Itoa(b.Answers), reachPct(b.ReachabilityPct), strconv.Itoa(b.Skips), usd(b.CostUSD), fails), " \n"),
+				reportWidth)+"\n")
+		}
+	}
+	printUnreadable(w, r)
+}
+
+// writeSeriesCSV writes one row per bucket and target of r.Series.
+func writeSeriesCSV(w io.Writer, r report.Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"start", "target", "provider", "model", "calls", "answers", "failures", "reachability_pct",
+		"skips", "last_resort", "probes", "probes_failed", "tokens_in", "tokens_out", "cost_usd", "failures_by_kind"})
+	for _, b := range r.Series {
+		for _, t := range b.Targets {
+			provider, model, _ := strings.Cut(t.Name, "/")
+			reach := ""
+			if t.ReachabilityPct != nil {
+				reach = strconv.FormatFloat(*t.ReachabilityPct, 'f', -1, 64)
+			}
+			cw.Write([]string{b.Start.UTC().Format(time.RFC3339), t.Name, provider, model, strconv.Itoa(t.Calls),
+				strconv.Itoa(t.Answers), strconv.Itoa(t.Failures), reach, strconv.Itoa(t.Skips),
+				strconv.Itoa(t.LastResort), strconv.Itoa(t.Probes), strconv.Itoa(t.ProbesFailed),
+				strconv.FormatInt(t.TokensIn, 10), strconv.FormatInt(t.TokensOut, 10),
+				strconv.FormatFloat(t.CostUSD, 'f', -1, 64), csvKinds(t.FailuresByKind)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvKinds writes failures by kind as "wall:3 transient:1", most first, as
+// top_failures.
+func csvKinds(m map[string]int) string {
+	parts := strings.Split(report.KindsText(m), ", ")
+	for i, p := range parts {
+		if j := strings.LastIndexByte(p, ' '); j >= 0 {
+			parts[i] = p[:j] + ":" + p[j+1:]
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func writeReportCSV(w io.Writer, r report.Report) error {

@@ -16,4 +16,9 @@
 //
 // A line that cannot be read (torn by a crash, not JSON, not a record) is
 // skipped and counted, never fatal.
+//
+// The same Summary keeps a time series, per hour and target (folded into
+// days on output), and which hop answered each route: s.ReportBy(24 *
+// time.Hour) fills Report.Series, and WriteHTML turns such a Report into
+// one self-contained HTML page with charts.
 package report

@@ -29,6 +29,19 @@ type Target struct {
 	// splits them, most frequent first.
 	Failures         int     `json:"failures"`
 	FailuresByStatus []Count `json:"failures_by_status"`
+	// FailuresByScope splits the failures by how far each reached
+	// (attempt, target, account, endpoint); failures written without a
+	// scope are left out.
+	FailuresByScope []ScopeCount `json:"failures_by_scope"`
+	// FailoversIn counts requests that came to this target after another
+	// failed (or was skipped) and sent to it; FailoversOut counts attempts
+	// here that failed and sent the request on (failover or fallback).
+	FailoversIn  int `json:"failovers_in"`
+	FailoversOut int `json:"failovers_out"`
+	// Probes counts `detour probe` checks (probe_ok, probe_failed): off
+	// the billing path, never calls, never in reachability.
+	Probes       int `json:"probes"`
+	ProbesFailed int `json:"probes_failed"`
 	// Skips counts targets passed over without a send; SkipsByStatus
 	// splits them.
 	Skips         int     `json:"skips"`
@@ -84,17 +97,29 @@ type Report struct {
 	// Lines counts non-blank lines read; Matched those the filter kept.
 	Lines   int `json:"lines"`
 	Matched int `json:"matched"`
+	// Flags are the routes whose head stays degraded (stale.go).
+	Flags []RouteFlag `json:"flags"`
+	// Routes says which hop, and which target, answered each route's
+	// requests: the chain each route actually used. Most answers first.
+	Routes []RouteUse `json:"routes"`
+	// BucketSeconds is the size of Series' buckets (3600 for an hour,
+	// 86400 for a day); 0, and omitted, when the Report has no Series.
+	BucketSeconds int `json:"bucket_seconds,omitempty"`
+	// Series is the records counted per time bucket, oldest first; buckets
+	// with no records are left out. Only Summary.ReportBy fills it.
+	Series []Bucket `json:"series,omitempty"`
 }
 
 // Report returns what s has counted so far. s can keep accumulating after.
 func (s *Summary) Report() Report {
 	r := Report{Targets: []Target{}, Walls: append([]Wall{}, s.walls...),
 		UnreadableLines: s.unreadable, UnreadableAt: append([]string{}, s.where...),
-		Lines: s.lines, Matched: s.matched}
+		Lines: s.lines, Matched: s.matched, Routes: s.series.routeUse()}
 	for _, t := range s.targets {
 		o := Target{Target: t.key.provider + "/" + t.key.model, Provider: t.key.provider, Model: t.key.model,
 			Calls: t.calls, Answers: t.answers, Failures: t.calls - t.answers, LastResort: t.lastResort,
-			FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips),
+			FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
+			FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Probes: t.probes, ProbesFailed: t.probesFailed,
 			TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
 			First: t.first, Last: t.latest}
 		for _, c := range o.SkipsByStatus {
@@ -125,7 +150,22 @@ func (s *Summary) Report() Report {
 		return a.Target < b.Target
 	})
 	sort.SliceStable(r.Walls, func(i, j int) bool { return r.Walls[i].Start.Before(r.Walls[j].Start) })
+	r.Flags = s.flags(&r)
 	return r
+}
+
+// ScopeCount is one failure scope and how many failures had it.
+type ScopeCount struct {
+	Scope string `json:"scope"`
+	N     int    `json:"n"`
+}
+
+func scopeCounts(m map[string]int) []ScopeCount {
+	out := []ScopeCount{}
+	for _, c := range sorted(m) {
+		out = append(out, ScopeCount{c.Status, c.N})
+	}
+	return out
 }
 
 func sorted(m map[string]int) []Count {

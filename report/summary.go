@@ -59,7 +59,12 @@ type targetAcc struct {
 	stalled       int
 	lastResort    int
 	failures      map[string]int
+	scopes        map[string]int
 	skips         map[string]int
+	probes        int
+	probesFailed  int
+	failoversIn   int
+	failoversOut  int
 	tokensIn      int64
 	tokensOut     int64
 	cost          float64
@@ -80,6 +85,9 @@ type Summary struct {
 	where      []string
 	targets    map[targetKey]*targetAcc
 	walls      []Wall
+	series     seriesAcc                    // per hour and per route (series.go)
+	heads      map[string]map[targetKey]int // per route, hop-0 records by target
+	latest     time.Time                    // the latest record's time
 }
 
 // NewSummary returns an empty Summary.
@@ -87,38 +95,26 @@ func NewSummary() *Summary {
 	return &Summary{targets: make(map[targetKey]*targetAcc)}
 }
 
-// slimRecord holds the fields of a ledger.Record a Summary uses; decoding
-// only these skips the rest's allocations.
-type slimRecord struct {
-	Time      time.Time `json:"time"`
-	Route     string    `json:"route"`
-	Provider  string    `json:"provider"`
-	Model     string    `json:"model"`
-	Status    string    `json:"status"`
-	Kind      string    `json:"kind"`
-	Seconds   float64   `json:"seconds"`
-	TokensIn  int       `json:"tokens_in"`
-	TokensOut int       `json:"tokens_out"`
-	Cost      float64   `json:"cost"`
-	Reason    string    `json:"reason"`
-}
-
-// ParseLine parses one ledger line into a record, keeping the fields a
-// Summary uses (time, route, provider, model, status, kind, seconds, tokens,
-// cost, reason). It fails on a line that is
-// not a JSON object or has no provider or status.
+// ParseLine parses one ledger line into a record, every field filled as
+// json.Unmarshal would fill it. It fails on a line that is not a JSON
+// object, is not valid JSON for a ledger.Record, or has no provider or
+// status. The record never refers to b, which the caller may reuse. Safe
+// for concurrent use.
 func ParseLine(b []byte) (ledger.Record, error) {
 	var rec ledger.Record
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return rec, errors.New("not a JSON object")
 	}
-	var l slimRecord
-	if err := json.Unmarshal(b, &l); err != nil {
-		return rec, err
+	if !scanRecord(b, &rec) {
+		// The scanner leaves what it does not read exactly as
+		// encoding/json does (invalid JSON, odd keys, ...) to it.
+		var slow ledger.Record // apart from rec, which stays on the stack
+		if err := json.Unmarshal(b, &slow); err != nil {
+			return ledger.Record{}, err
+		}
+		rec = slow
 	}
-	rec = ledger.Record{Time: l.Time, Route: l.Route, Provider: l.Provider, Model: l.Model, Status: l.Status,
-		Kind: l.Kind, Seconds: l.Seconds, TokensIn: l.TokensIn, TokensOut: l.TokensOut, Cost: l.Cost, Reason: l.Reason}
 	if rec.Provider == "" || rec.Status == "" {
 		return rec, errors.New("not a ledger record: no provider or status")
 	}
@@ -161,10 +157,25 @@ func (s *Summary) noteUnreadable(where string) {
 // Add counts one record, unfiltered.
 func (s *Summary) Add(rec *ledger.Record) {
 	s.matched++
+	s.series.add(rec)
+	if rec.Time.After(s.latest) {
+		s.latest = rec.Time
+	}
+	if rec.Hop == 0 && rec.Route != "" && !strings.HasPrefix(rec.Status, "probe_") {
+		if s.heads == nil {
+			s.heads = map[string]map[targetKey]int{}
+		}
+		m := s.heads[rec.Route]
+		if m == nil {
+			m = map[targetKey]int{}
+			s.heads[rec.Route] = m
+		}
+		m[targetKey{rec.Provider, rec.Model}]++
+	}
 	k := targetKey{rec.Provider, rec.Model}
 	t := s.targets[k]
 	if t == nil {
-		t = &targetAcc{key: k, failures: map[string]int{}, skips: map[string]int{}, wall: -1}
+		t = &targetAcc{key: k, failures: map[string]int{}, scopes: map[string]int{}, skips: map[string]int{}, wall: -1}
 		s.targets[k] = t
 	}
 	if t.first.IsZero() || rec.Time.Before(t.first) {
@@ -176,7 +187,21 @@ func (s *Summary) Add(rec *ledger.Record) {
 	t.tokensIn += int64(rec.TokensIn)
 	t.tokensOut += int64(rec.TokensOut)
 	t.cost += rec.Cost
+	if rec.Failover && rec.Attempt <= 1 && rec.Status != ledger.StatusLastResort && !strings.HasPrefix(rec.Status, "skipped_") &&
+		!strings.HasPrefix(rec.Status, "probe_") {
+		t.failoversIn++ // the walk came here from another target and sent
+	}
+	if rec.Action == "failover" || rec.Action == "fallback" {
+		t.failoversOut++ // and left it for another
+	}
 	switch st := rec.Status; {
+	case st == ledger.StatusProbeOK || st == ledger.StatusProbeFailed:
+		// Off the billing path: neither a call nor an answer.
+		t.probes++
+		if st == ledger.StatusProbeFailed {
+			t.probesFailed++
+		}
+		return
 	case strings.HasPrefix(st, "skipped_"):
 		t.skips[st]++
 		return
@@ -201,6 +226,9 @@ func (s *Summary) Add(rec *ledger.Record) {
 			t.stalled++
 		}
 		t.failures[st]++
+		if rec.Scope != "" {
+			t.scopes[rec.Scope]++
+		}
 		if rec.Kind == "wall" && t.wall < 0 {
 			t.wall = len(s.walls)
 			s.walls = append(s.walls, Wall{Target: k.provider + "/" + k.model, Start: rec.Time,
@@ -213,6 +241,13 @@ func (s *Summary) Add(rec *ledger.Record) {
 // never stops at a bad line; it returns only a read error.
 func Summarize(r io.Reader, f Filter, s *Summary) error {
 	return s.read(r, "line", f)
+}
+
+// SummarizeFrom is Summarize for a named stream (standard input, a pipe):
+// plain JSON lines or gzip, told by its first bytes, as SummarizeFile; its
+// unreadable lines are named name:N.
+func SummarizeFrom(r io.Reader, name string, f Filter, s *Summary) error {
+	return s.read(r, name, f)
 }
 
 // SummarizeFile reads the ledger at path into s: plain JSON lines or gzip

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// The thresholds past which a route's head is flagged as staying degraded.
+const (
+	// StaleAfter is how long the head's wall may stay open.
+	StaleAfter = 24 * time.Hour
+	// FailingBelowPct is the head's reachability under which, over at
+	// least FailingMinCalls calls, it is flagged as failing.
+	FailingBelowPct = 50.0
+	// FailingMinCalls is the least number of calls that judge a head.
+	FailingMinCalls = 20
+)
+
+// RouteFlag is a route whose head (its first target) stays degraded: walled
+// for StaleAfter or more, or answering under FailingBelowPct of its calls.
+// A free tier dry for days is a config problem, not an incident.
+type RouteFlag struct {
+	Route string `json:"route"`
+	// Head is the target the route's requests went to first.
+	Head string `json:"head"`
+	// Why is "walled" or "failing".
+	Why string `json:"why"`
+	// Since is the start of the open wall (walled).
+	Since time.Time `json:"since,omitzero"`
+	// ReachabilityPct and Calls are the head's own figures (failing).
+	ReachabilityPct float64 `json:"reachability_pct"`
+	Calls           int     `json:"calls"`
+	// Text says it in one line.
+	Text string `json:"text"`
+}
+
+// flags returns the flagged routes of r: heads by the records of s.
+func (s *Summary) flags(r *Report) []RouteFlag {
+	out := []RouteFlag{}
+	targets := map[string]*Target{}
+	for i := range r.Targets {
+		targets[r.Targets[i].Target] = &r.Targets[i]
+	}
+	open := map[string]Wall{}
+	for _, w := range r.Walls {
+		if w.Open {
+			open[w.Target] = w
+		}
+	}
+	routes := make([]string, 0, len(s.heads))
+	for name := range s.heads {
+		routes = append(routes, name)
+	}
+	sort.Strings(routes)
+	for _, name := range routes {
+		var head targetKey
+		best := -1
+		for k, n := range s.heads[name] {
+			if n > best || n == best && k.provider+"/"+k.model < head.provider+"/"+head.model {
+				head, best = k, n
+			}
+		}
+		id := head.provider + "/" + head.model
+		if w, ok := open[id]; ok && s.latest.Sub(w.Start) >= StaleAfter {
+			out = append(out, RouteFlag{Route: name, Head: id, Why: "walled", Since: w.Start,
+				Text: fmt.Sprintf("route %s: its head %s has been behind a wall since %s (%s, %s): a config problem, not an incident; move it down the chain or fix its account",
+					name, id, w.Start.UTC().Format("2006-01-02 15:04"), dayHours(s.latest.Sub(w.Start)), w.Status)})
+			continue
+		}
+		t := targets[id]
+		if t == nil || t.ReachabilityPct == nil || t.Calls < FailingMinCalls || *t.ReachabilityPct >= FailingBelowPct {
+			continue
+		}
+		out = append(out, RouteFlag{Route: name, Head: id, Why: "failing", ReachabilityPct: *t.ReachabilityPct, Calls: t.Calls,
+			Text: fmt.Sprintf("route %s: its head %s answered %.1f%% of %d calls: most requests pay for a failed hop; move it down the chain",
+				name, id, *t.ReachabilityPct, t.Calls)})
+	}
+	return out
+}
+
+// dayHours is d as "3d 2h" (or "5h" under a day).
+func dayHours(d time.Duration) string {
+	h := int(math.Round(d.Hours()))
+	if h >= 24 {
+		return fmt.Sprintf("%dd %dh", h/24, h%24)
+	}
+	return fmt.Sprintf("%dh", h)
+}
