@@ -203,11 +203,12 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // level is a block (indented) collection open on the current path: the
 // column of its entries and how many were seen. nested marks one that
-// opened at the column of the collection holding it ("key:" with "- item"
-// below it at the same column).
+// opened at the column of the collection holding it: a sequence under a
+// bare "key:" ("- item" below it at the same column), or, keys set, a
+// mapping under a bare "-" ("key: value" below it at the same column).
 type level struct {
 	col, entries int
-	nested       bool
+	nested, keys bool
 }
 
 // walker measures nesting and entries from the YAML library's tokens.
@@ -298,14 +299,15 @@ func (w *walker) read(tk *token.Token) (indicator, skip bool) {
 // enter opens (or continues) the block collection whose entries start at
 // p's column: deeper columns close, an equal one gets one more entry. A
 // line at the column of a bare indicator or key above it opens a level
-// (the YAML library nests it there); such a level closes at the first
-// line of its column that neither begins with "-" (dash) nor follows a
-// bare line.
+// (the YAML library nests it there). Such a level closes at the first line
+// of its column that does not follow a bare line and is of the other kind:
+// a sequence's at a line that does not begin with "-" (dash), a mapping's
+// (one opened under a bare "-") at a line that does.
 func (w *walker) enter(p *token.Position, dash bool) {
 	col := p.Column
 	for n := len(w.open); n > 0; n = len(w.open) {
 		top := w.open[n-1]
-		if top.col < col || top.col == col && (!top.nested || dash || w.bare) {
+		if top.col < col || top.col == col && (!top.nested || w.bare || dash != top.keys) {
 			break
 		}
 		w.open = w.open[:n-1]
@@ -320,7 +322,8 @@ func (w *walker) enter(p *token.Position, dash bool) {
 		return
 	}
 	n := len(w.open)
-	w.open = append(w.open, level{col: col, entries: 1, nested: n > 0 && w.open[n-1].col == col})
+	nested := n > 0 && w.open[n-1].col == col
+	w.open = append(w.open, level{col: col, entries: 1, nested: nested, keys: nested && !dash})
 	w.st.entries = max(w.st.entries, 1)
 	w.deeper(p)
 }
