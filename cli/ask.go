@@ -107,7 +107,12 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 		return withCode(ExitConfig, err)
 	}
 	defer closeHealth()
-	r := &router.Router{Ledger: sink, Health: hb}
+	tr, _, stopTracing, err := openTracing(cmd.Context(), cfg, env)
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	defer stopTracing()
+	r := &router.Router{Ledger: sink, Health: hb, Trace: tr}
 	if !f.quiet {
 		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
 	}

@@ -60,10 +60,16 @@ type checkTarget struct {
 }
 
 type checkReport struct {
-	Config   string       `json:"config"`
-	Breaker  checkBreaker `json:"breaker"`
-	Health   checkHealth  `json:"health"`
-	Routes   []checkRoute `json:"routes"`
+	Config  string       `json:"config"`
+	Breaker checkBreaker `json:"breaker"`
+	Health  checkHealth  `json:"health"`
+	Tracing checkTracing `json:"tracing"`
+	Probe   checkProbe   `json:"probe"`
+	Routes  []checkRoute `json:"routes"`
+	// Stale lists routes whose head has been parked past StaleAfter: a
+	// free tier dry for days is a config problem, not an incident. Each
+	// is also a warning.
+	Stale    []staleRoute `json:"stale_routes"`
 	Warnings []string     `json:"warnings"`
 	// Errors is empty in a report: a config with errors gets a
 	// checkFailure instead.
@@ -76,6 +82,88 @@ type checkReport struct {
 type checkHealth struct {
 	Store  health.Status `json:"store"`
 	Parked []health.Park `json:"parked"`
+}
+
+// checkProbe is the probe: section with its defaults applied.
+type checkProbe struct {
+	// Every is serve's background probe interval, "off" when none.
+	Every         string `json:"every"`
+	Timeout       string `json:"timeout"`
+	GenerateEvery string `json:"generate_every"`
+	// GenerateRoutes are the routes that allow a one-token generation
+	// probe (probe: generate).
+	GenerateRoutes []string `json:"generate_routes"`
+}
+
+// StaleAfter is how long a route's head may stay parked before check and
+// report flag the route as staying degraded.
+const StaleAfter = 24 * time.Hour
+
+// staleRoute is a route whose head has been parked for StaleAfter or more.
+type staleRoute struct {
+	Route string `json:"route"`
+	// Head is the route's first target; Key the health key parked (the
+	// target, its account or its endpoint).
+	Head   string    `json:"head"`
+	Key    string    `json:"key"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until,omitzero"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// staleRoutes returns the routes whose head has a key parked since
+// StaleAfter before now or earlier.
+func staleRoutes(names []string, routes map[string]*router.Route, parked []health.Park, now time.Time) []staleRoute {
+	out := []staleRoute{}
+	by := map[string]health.Park{}
+	for _, p := range parked {
+		by[p.Key] = p
+	}
+	for _, name := range names {
+		r := routes[name]
+		if r == nil || len(r.Chain) == 0 {
+			continue
+		}
+		head := &r.Chain[0]
+		for _, k := range []string{head.ID(), head.AccountKey(), head.EndpointKey()} {
+			p, ok := by[k]
+			if !ok || p.Since.IsZero() || now.Sub(p.Since) < StaleAfter {
+				continue
+			}
+			out = append(out, staleRoute{Route: name, Head: head.ID(), Key: k, Since: p.Since, Until: p.Until, Reason: p.Reason})
+			break
+		}
+	}
+	return out
+}
+
+// staleWarning is the warning check prints for s.
+func staleWarning(s staleRoute, now time.Time) string {
+	what := s.Head
+	if s.Key != s.Head {
+		what += " (" + s.Key + ")"
+	}
+	return fmt.Sprintf("route %s: its head %s has been parked since %s (%s): %s; a target dry this long is a config problem, "+
+		"not an incident: move it down the chain, or fix its account", s.Route, what, s.Since.Local().Format("2006-01-02 15:04"),
+		ageText(now.Sub(s.Since)), s.Reason)
+}
+
+// ageText is d in days and hours ("3d 2h"), or hours and minutes.
+func ageText(d time.Duration) string {
+	if d >= 24*time.Hour {
+		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
+	}
+	return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// checkTracing says whether serve and ask trace requests, and where the
+// spans go (config.Tracing): the URL without a password.
+type checkTracing struct {
+	On   bool   `json:"on"`
+	URL  string `json:"url,omitempty"`
+	From string `json:"from,omitempty"`
+	// Text is the line check prints.
+	Text string `json:"text"`
 }
 
 // checkFailure is what check --json prints for a config that cannot be
@@ -125,8 +213,10 @@ func newCheck(env Env) *cobra.Command {
 		Long: `check loads the config (or, with no file, the presets whose API key variables
 are set), validates it, and prints each route's chain with each target's
 billing pool and whether its key is set, each route's time limits (the
-router's defaults filled in; "none" for no limit) and the breaker's settings
-(the health: section). Key values are never printed.
+router's defaults filled in; "none" for no limit), the breaker's settings
+(the health: section) and whether requests are traced, and where the spans
+go (telemetry.otlp, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+OTEL_EXPORTER_OTLP_ENDPOINT). Key values are never printed.
 
 It warns when a route's candidates all share one billing pool (one dry
 account takes the whole route down), when a paid target comes before a free
@@ -212,6 +302,20 @@ func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
 	}
 	if rep.Health, err = healthReport(cfg, env); err != nil {
 		return checkReport{}, err
+	}
+	now := time.Now()
+	rep.Stale = staleRoutes(cfg.RouteNames(), routes, rep.Health.Parked, now)
+	for _, s := range rep.Stale {
+		rep.Warnings = append(rep.Warnings, staleWarning(s, now))
+	}
+	rep.Probe = probeReport(cfg)
+	tr, err := cfg.Tracing(env.Getenv)
+	if err != nil {
+		return checkReport{}, err
+	}
+	rep.Tracing = checkTracing{On: tr.On(), From: tr.From, Text: tr.String()}
+	if tr.On() {
+		rep.Tracing.URL = config.RedactURL(tr.URL)
 	}
 	return rep, nil
 }
@@ -331,6 +435,13 @@ func printCheck(env Env, rep checkReport) {
 	fmt.Fprintf(w, "breaker (health:): parks a target %s after %d failures in a row, %s after a wall with no reset named (at most %s); probe timeout %s\n",
 		b.OpenFor, b.FailureThreshold, b.WallCooldown, b.MaxPark, b.ProbeTimeout)
 	printHealth(w, rep.Health, time.Now())
+	fmt.Fprintf(w, "tracing: %s\n", rep.Tracing.Text)
+	pr := rep.Probe
+	gen := "no route allows a generation probe"
+	if len(pr.GenerateRoutes) > 0 {
+		gen = "generation probes (one token) at most every " + pr.GenerateEvery + " for routes " + strings.Join(pr.GenerateRoutes, ", ")
+	}
+	fmt.Fprintf(w, "probes (probe:): serve every %s, timeout %s; %s\n", pr.Every, pr.Timeout, gen)
 	for _, r := range rep.Routes {
 		fb := ""
 		if !r.Fallback {
@@ -358,4 +469,19 @@ func printCheck(env Env, rep checkReport) {
 	} else {
 		fmt.Fprintln(w, "\nno warnings")
 	}
+}
+
+// probeReport is the probe: section as check shows it.
+func probeReport(cfg *config.Config) checkProbe {
+	p := cfg.Probe.WithDefaults()
+	out := checkProbe{Every: "off", Timeout: p.Timeout.String(), GenerateEvery: p.GenerateEvery.String(), GenerateRoutes: []string{}}
+	if p.Every > 0 {
+		out.Every = p.Every.String()
+	}
+	for _, n := range cfg.RouteNames() {
+		if cfg.Routes[n].ProbeGenerate {
+			out.GenerateRoutes = append(out.GenerateRoutes, n)
+		}
+	}
+	return out
 }

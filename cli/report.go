@@ -60,8 +60,11 @@ Columns:
 Below the table: each target's most frequent failure statuses, then its
 walls: from the first failure of kind "wall" (no credit, daily quota, ...)
 to the target's next answer, or "open" if none came, with the first wall's
-reason. A line that cannot be read (torn by a crash, not a record) is
-skipped and counted at the end, never fatal.
+reason. Then the routes whose head stays degraded: behind a wall for a day
+or more, or answering under half of 20 or more calls (a free tier dry for
+days is a config problem, not an incident). A line that cannot be read
+(torn by a crash, not a record) is skipped and counted at the end, never
+fatal.
 
 --by hour|day prints one row per hour or per day (UTC) instead of one per
 target: the bucket's calls, answers (OK), reachability, skips, cost and
@@ -69,8 +72,10 @@ failures by kind (wall, transient, ...), for every target the filters keep;
 hours or days without a line are left out. Probe records (probe_ok,
 probe_failed) are counted apart, never as calls.
 
---json prints one object {"targets", "walls", "unreadable_lines",
-"unreadable_at", "lines", "matched", "routes"} with snake_case keys;
+--json prints one object {"targets", "walls", "flags", "unreadable_lines",
+"unreadable_at", "lines", "matched", "routes"} with snake_case keys (each
+target also has failures_by_scope, failovers_in, failovers_out, degraded,
+probes);
 "routes" says, per route, how many answers came at each hop and from which
 target (the chain the route actually used). With --by it adds
 "bucket_seconds" and "series": per bucket its totals, then "providers" and
@@ -333,6 +338,12 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 				wl.Start.UTC().Format("2006-01-02 15:04:05"), span, wl.Status, wl.Reason), reportWidth))
 		}
 	}
+	if len(r.Flags) > 0 {
+		fmt.Fprintln(w, "\nroutes that stay degraded (a config problem, not an incident):")
+		for _, f := range r.Flags {
+			fmt.Fprintln(w, "  "+f.Text)
+		}
+	}
 	printUnreadable(w, r)
 }
 
@@ -420,7 +431,8 @@ func csvKinds(m map[string]int) string {
 func writeReportCSV(w io.Writer, r report.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"target", "provider", "model", "calls", "answers", "failures", "skips",
-		"reachability_pct", "p50_seconds", "p95_seconds", "tokens_in", "tokens_out", "cost_usd", "top_failures"})
+		"reachability_pct", "p50_seconds", "p95_seconds", "tokens_in", "tokens_out", "cost_usd", "top_failures",
+		"failovers_in", "failovers_out", "degraded", "probes", "probes_failed"})
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
@@ -438,7 +450,8 @@ func writeReportCSV(w io.Writer, r report.Report) error {
 		cw.Write([]string{t.Target, t.Provider, t.Model, strconv.Itoa(t.Calls), strconv.Itoa(t.Answers),
 			strconv.Itoa(t.Failures), strconv.Itoa(t.Skips), opt(t.ReachabilityPct), opt(t.P50Seconds),
 			opt(t.P95Seconds), strconv.FormatInt(t.TokensIn, 10), strconv.FormatInt(t.TokensOut, 10),
-			strconv.FormatFloat(t.CostUSD, 'f', -1, 64), strings.Join(top, " ")})
+			strconv.FormatFloat(t.CostUSD, 'f', -1, 64), strings.Join(top, " "),
+			strconv.Itoa(t.FailoversIn), strconv.Itoa(t.FailoversOut), strconv.Itoa(t.Degraded), strconv.Itoa(t.Probes), strconv.Itoa(t.ProbesFailed)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/gateway"
+	"github.com/detourhq/detour/probe"
 )
 
 type serveFlags struct {
@@ -55,8 +57,10 @@ finish. What is still running then is cancelled (and recorded in the
 ledger), and serve exits 0. A second signal cancels it all at once.
 
 Per-request headers: x-detour-no-fallback: true, x-detour-start: PROVIDER,
-idempotency-key. Answers carry x-detour-route, -provider, -model, -attempts,
--degraded and x-request-id (request-id for Anthropic clients).`,
+idempotency-key, traceparent (continued when tracing is on: telemetry.otlp or
+OTEL_EXPORTER_OTLP_ENDPOINT; see detour check). Answers carry x-detour-route,
+-provider, -model, -attempts, -degraded and x-request-id (request-id for
+Anthropic clients).`,
 		Example: `  detour serve --config detour.yaml
   OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python app.py
   detour serve --listen 127.0.0.1:0 --ledger - --log-level warn   # benchmark: prints its URL`,
@@ -107,9 +111,14 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		return withCode(ExitConfig, err)
 	}
 	defer closeHealth()
+	tr, tracing, stopTracing, err := openTracing(cmd.Context(), cfg, env)
+	if err != nil {
+		return withCode(ExitConfig, err)
+	}
+	defer stopTracing() // after the drain: the last requests' spans go too
 	configFlag, _ := cmd.Flags().GetString("config")
 	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: log, Health: hb,
-		Reread: func() (*config.Config, error) { return config.Open(configFlag, env.Getenv) }})
+		Reread: func() (*config.Config, error) { return config.Open(configFlag, env.Getenv) }, Trace: tr})
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}
@@ -166,8 +175,22 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		fmt.Fprintln(env.Stderr, "detour serve: /metrics answers 403 on a gateway with client keys: set gateway.metrics_key_env "+
 			"(an admin key) or gateway.metrics_listen (a loopback address of its own) to scrape it")
 	}
+	// Background probes (probe.every), on the routes served now; a reload
+	// may start, change or pause them.
+	pc := cfg.Probe.WithDefaults()
+	prober := &probe.Prober{Health: hb, Ledger: sink, Timeout: pc.Timeout, GenerateEvery: pc.GenerateEvery}
+	firstProbe := cfg.Probe.Every
+	if firstProbe > 0 {
+		fmt.Fprintf(env.Stderr, "detour serve: probing targets every %s (probe.every)\n", firstProbe)
+	} else {
+		firstProbe = time.Minute
+	}
+	go probeLoop(cmd.Context(), prober, firstProbe, gw.Routes, log)
 	if gw.Keyless() {
 		fmt.Fprintln(env.Stderr, "detour serve: no client keys configured: any local client may use it")
+	}
+	if tracing.On() {
+		fmt.Fprintf(env.Stderr, "detour serve: tracing: %s\n", tracing)
 	}
 	fmt.Fprintln(env.Stdout, url)
 	select {

@@ -214,6 +214,11 @@ type RouteSettings struct {
 	// Requires are the Offers words every target of the route must offer
 	// (data terms, most often: zero_retention, no_training, region-eu).
 	Requires []string
+	// ProbeGenerate (probe: generate in the file) lets `detour probe` check
+	// the route's parked targets with a one-token generation when a free
+	// model list cannot tell (a quota or credit wall), at most once per
+	// Probe.GenerateEvery per target; false (probe: metadata) never bills.
+	ProbeGenerate bool
 }
 
 // Defaults is the defaults: section: the settings every route of the file
@@ -281,6 +286,11 @@ type Config struct {
 	Health Health
 	// Gateway is the gateway: section, read by `detour serve`.
 	Gateway Gateway
+	// Telemetry is the telemetry: section: where traces go (see Tracing,
+	// which adds the environment's say).
+	Telemetry Telemetry
+	// Probe is the probe: section: background probes and their limits.
+	Probe Probe
 
 	// pos and keyPos hold the source position of each field's value and key,
 	// by field path; nil for a config built in code.

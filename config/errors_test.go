@@ -161,7 +161,7 @@ routes:
 			name: "unknown fields with suggestions",
 			src:  "route:\n  r: {chain: [groq/x]}\nproviders:\n  groq: {base_ur: https://x.example, model_family: x}\n",
 			want: []wantErr{
-				{`detour.yaml:1:1: route: unknown field "route"`, `(did you mean "routes"? fields are: providers, targets, routes, defaults, health, gateway)`},
+				{`detour.yaml:1:1: route: unknown field "route"`, `(did you mean "routes"? fields are: providers, targets, routes, defaults, health, gateway, telemetry, probe)`},
 				{`detour.yaml:4:10: providers.groq.base_ur: unknown field "base_ur"`, `(did you mean "base_url"? fields are: preset, dialect,`},
 				{`detour.yaml:4:38: providers.groq.model_family: unknown field "model_family"`, `fields are: preset, dialect, base_url, key_env, pool, headers, offers, disabled)`},
 			},

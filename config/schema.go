@@ -17,13 +17,13 @@ import (
 
 // The fields each mapping accepts, in the order messages list them.
 var (
-	topFields      = []string{"providers", "targets", "routes", "defaults", "health", "gateway"}
+	topFields      = []string{"providers", "targets", "routes", "defaults", "health", "gateway", "telemetry", "probe"}
 	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers", "offers", "disabled"}
 	targetFields   = []string{"family", "context", "max_output", "price", "offers", "disabled"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
-		"cache_answers", "static_answer", "daily_cost_limit", "adapt", "lower_max_tokens"}
+		"cache_answers", "static_answer", "daily_cost_limit", "adapt", "lower_max_tokens", "probe"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
@@ -68,6 +68,10 @@ func (d *decoder) top(n ast.Node) {
 			d.health(p.val)
 		case "gateway":
 			d.gateway(p.val)
+		case "telemetry":
+			d.telemetry(p.val)
+		case "probe":
+			d.probe(p.val)
 		default:
 			d.unknown(p, "", topFields)
 		}
@@ -325,6 +329,11 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 		r.CacheAnswers, _ = d.duration(f.val, fp)
 	case "static_answer":
 		r.StaticAnswer, _ = d.str(f.val, fp)
+	case "probe":
+		if s, ok := d.word(f.val, fp, probeMethods,
+			"is not how detour probe may check this route's targets: write metadata (the model list, free) or generate (a one-token answer, billed, at most once per probe.generate_every)"); ok {
+			r.ProbeGenerate = s == "generate"
+		}
 	case "over_buffer":
 		if s, ok := d.word(f.val, fp, overBuffer,
 			"is not what a buffered stream can do past max_buffer: write stream (send what it holds, stream the rest) or fail_over (drop it, try the next candidate)"); ok {

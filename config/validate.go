@@ -46,6 +46,8 @@ func (c *Config) validate(bad map[string]bool) Errors {
 		v.route(name, c.Routes[name])
 	}
 	v.gateway(c.Gateway)
+	v.telemetry(c.Telemetry)
+	v.probe(c.Probe)
 	return v.errs
 }
 

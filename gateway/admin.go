@@ -31,7 +31,8 @@ import (
 // the config it has and the error says why. Requests in flight finish on
 // the config they started with; a client key that keeps its name and
 // limits keeps its slots. What only a restart changes (gateway.listen,
-// gateway.metrics_listen, the health: section) comes back as notes.
+// gateway.metrics_listen, the health: and telemetry: sections) comes back
+// as notes.
 func (s *Server) Reload(file *config.Config) (notes []string, err error) {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -48,6 +49,9 @@ func (s *Server) Reload(file *config.Config) (notes []string, err error) {
 	}
 	if !sameHealth(old.file.Health, file.Health) {
 		notes = append(notes, "the health: section changed: the breaker keeps its settings and store until the next start")
+	}
+	if old.file.Telemetry != file.Telemetry {
+		notes = append(notes, "the telemetry: section changed: traces go where they went until the next start")
 	}
 	s.cur.Store(v)
 	s.log.Info("config reloaded", "file", file.File, "routes", len(v.routeNames), "notes", len(notes))

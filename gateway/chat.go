@@ -133,6 +133,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		return
 	}
 	ctx := r.Context()
+	if s.extract != nil {
+		ctx = s.extract(ctx, r.Header) // the client's traceparent
+	}
 	if !s.served.Load() {
 		// Mounted in someone else's server: Shutdown still reaches us.
 		var cancel context.CancelFunc

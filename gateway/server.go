@@ -49,6 +49,18 @@ type Config struct {
 	// Reread reads the config file again, for ReloadFile (SIGHUP in
 	// `detour serve`) and POST /admin/reload; nil means neither can.
 	Reread func() (*config.Config, error)
+	// Trace, when set, traces each chat request (router.Router.Trace):
+	// package telemetry's Tracer exports OpenTelemetry spans. When it also
+	// has the method Extract(context.Context, http.Header) context.Context
+	// (telemetry's has), each request's span continues the trace of the
+	// client's W3C traceparent header. Nil, the default, traces nothing.
+	Trace router.Tracer
+}
+
+// traceExtractor is a router.Tracer that reads a client's trace context
+// from its request's headers.
+type traceExtractor interface {
+	Extract(ctx context.Context, h http.Header) context.Context
 }
 
 // Server is detour's OpenAI- and Anthropic-compatible gateway: an
@@ -87,6 +99,9 @@ type Server struct {
 	mlisten  string     // gateway.metrics_listen, the same
 	reloadMu sync.Mutex // one reload at a time
 	reread   func() (*config.Config, error)
+	// extract reads a client's trace context into a request's context;
+	// nil when the gateway does not trace.
+	extract func(context.Context, http.Header) context.Context
 
 	// cur is what the config file makes: routes, keys, limits. A reload
 	// swaps it; a request reads it once, at its start, and keeps it.
@@ -139,7 +154,11 @@ func New(cfg Config) (*Server, error) {
 	s.cur.Store(v)
 	s.listen, s.mlisten = v.gw.Listen, v.gw.MetricsListen
 	s.hard, s.hardStop = context.WithCancel(context.Background())
-	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt}).Init()
+	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt,
+		Trace: cfg.Trace}).Init()
+	if x, ok := cfg.Trace.(traceExtractor); ok {
+		s.extract = x.Extract
+	}
 	s.metrics = newMetrics(s)
 	s.metricsHandler = s.metrics.reg.Handler()
 	return s, nil

@@ -89,3 +89,11 @@ func (s *Server) newView(file *config.Config, prev *view) (*view, error) {
 	}
 	return v, nil
 }
+
+// Routes returns the config and the routes the gateway serves now (after
+// the last reload): for work beside the requests, such as background
+// probes. Both are read-only.
+func (s *Server) Routes() (*config.Config, map[string]*router.Route) {
+	v := s.v()
+	return v.file, v.routes
+}

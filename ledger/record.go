@@ -58,8 +58,9 @@ const (
 // skipped. It is written as one JSON line. It never holds prompt or response
 // text, nor keys; a test pins its field names.
 type Record struct {
-	// Time is when the attempt started. Written as RFC 3339 with
-	// milliseconds, in UTC.
+	// Time is when the attempt started (a skip: when it was decided; a
+	// stream's record is written when it ends, with its start time).
+	// Written as RFC 3339 with milliseconds, in UTC.
 	Time time.Time `json:"time"`
 	// RequestID ties the attempts of one request together.
 	RequestID string `json:"request_id"`
@@ -126,6 +127,10 @@ type Record struct {
 	// without (a cross-dialect hop that left out safe fields); omitted
 	// when nothing was.
 	Dropped []string `json:"dropped,omitempty"`
+	// Degraded is set on an answer (status ok, or last_resort) the caller
+	// got degraded: from another model family than the route's first, or
+	// without something the request carried (Dropped); omitted otherwise.
+	Degraded bool `json:"degraded,omitempty"`
 }
 
 // MarshalJSON writes r with its time in TimeLayout, UTC. Unmarshalling needs

@@ -16,7 +16,7 @@ var allowedFields = []string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt",
 	"failover", "status", "kind", "scope", "action", "phase", "dropped", "tokens_in", "tokens_out",
 	"tokens_cache_read", "tokens_cache_write",
-	"seconds", "wait_seconds", "retry_after_s", "cost", "reason",
+	"seconds", "wait_seconds", "retry_after_s", "cost", "reason", "degraded",
 }
 
 // filled returns a Record with every field set to a non-zero value, found by

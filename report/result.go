@@ -38,6 +38,10 @@ type Target struct {
 	// here that failed and sent the request on (failover or fallback).
 	FailoversIn  int `json:"failovers_in"`
 	FailoversOut int `json:"failovers_out"`
+	// Degraded counts answers the caller got degraded (the ledger's
+	// degraded: another model family than the route's first, or without
+	// something the request carried).
+	Degraded int `json:"degraded"`
 	// Probes counts `detour probe` checks (probe_ok, probe_failed): off
 	// the billing path, never calls, never in reachability.
 	Probes       int `json:"probes"`
@@ -119,7 +123,7 @@ func (s *Summary) Report() Report {
 		o := Target{Target: t.key.provider + "/" + t.key.model, Provider: t.key.provider, Model: t.key.model,
 			Calls: t.calls, Answers: t.answers, Failures: t.calls - t.answers, LastResort: t.lastResort,
 			FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
-			FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Probes: t.probes, ProbesFailed: t.probesFailed,
+			FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
 			TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
 			First: t.first, Last: t.latest}
 		for _, c := range o.SkipsByStatus {

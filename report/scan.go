@@ -74,6 +74,7 @@ const (
 	fieldCost
 	fieldReason
 	fieldDropped
+	fieldDegraded
 	fieldCount
 )
 
@@ -83,7 +84,7 @@ var fieldNames = [fieldCount]string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt", "failover",
 	"status", "kind", "scope", "action", "phase", "tokens_in", "tokens_out",
 	"tokens_cache_read", "tokens_cache_write", "seconds", "wait_seconds",
-	"retry_after_s", "cost", "reason", "dropped",
+	"retry_after_s", "cost", "reason", "dropped", "degraded",
 }
 
 // quotedNames are fieldNames as keys are written: `"time":`.
@@ -347,6 +348,8 @@ func (s *lineScanner) field(f int, rec *ledger.Record) bool {
 		return s.str(&rec.Reason, fieldReason)
 	case fieldDropped:
 		return s.strings(&rec.Dropped)
+	case fieldDegraded:
+		return s.bool(&rec.Degraded)
 	}
 	return s.skip(0)
 }

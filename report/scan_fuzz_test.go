@@ -91,7 +91,7 @@ func goodValues(f int) []string {
 		return goodInts
 	case fieldSeconds, fieldWaitSeconds, fieldRetryAfterS, fieldCost:
 		return goodFloats
-	case fieldFailover:
+	case fieldFailover, fieldDegraded:
 		return goodBools
 	case fieldDropped:
 		return goodLists

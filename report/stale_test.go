@@ -50,3 +50,37 @@ func TestReport_FlagsRoutesWhoseHeadStaysDegraded(t *testing.T) {
 		t.Errorf("failing = %+v", f)
 	}
 }
+
+// Failovers in and out, scopes and degraded answers, per target, from the
+// ledger's own fields.
+func TestReport_FailoversScopesDegraded(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	s := NewSummary()
+	recs := []ledger.Record{
+		{Route: "r", Provider: "a", Model: "m", Hop: 0, Attempt: 1, Status: "http_402", Kind: "wall", Scope: "account", Action: "fallback"},
+		{Route: "r", Provider: "b", Model: "n", Hop: 1, Attempt: 1, Failover: true, Status: "ok", Action: "return", Degraded: true},
+		{Route: "r", Provider: "a", Model: "m", Hop: 0, Attempt: 1, Status: ledger.StatusSkippedParked, Action: "skip"},
+		{Route: "r", Provider: "b", Model: "n", Hop: 1, Attempt: 1, Failover: true, Status: "http_503", Kind: "transient", Scope: "attempt", Action: "retry"},
+		{Route: "r", Provider: "b", Model: "n", Hop: 1, Attempt: 2, Failover: true, Status: "ok", Action: "return", Degraded: true},
+		{Provider: "a", Model: "m", Attempt: 1, Status: ledger.StatusProbeOK, Action: "probe"},
+	}
+	for i := range recs {
+		recs[i].Time = t0.Add(time.Duration(i) * time.Minute)
+		s.Add(&recs[i])
+	}
+	r := s.Report()
+	by := map[string]Target{}
+	for _, tg := range r.Targets {
+		by[tg.Target] = tg
+	}
+	a, b := by["a/m"], by["b/n"]
+	if a.FailoversOut != 1 || a.FailoversIn != 0 || a.Probes != 1 || a.Calls != 1 || len(a.FailuresByScope) != 1 || a.FailuresByScope[0] != (ScopeCount{"account", 1}) {
+		t.Errorf("a/m = %+v", a)
+	}
+	if b.FailoversIn != 2 || b.FailoversOut != 0 || b.Degraded != 2 || b.Answers != 2 || b.FailuresByScope[0] != (ScopeCount{"attempt", 1}) {
+		t.Errorf("b/n = %+v", b)
+	}
+	if *a.ReachabilityPct != 0 {
+		t.Errorf("a probe_ok counted in reachability: %v", *a.ReachabilityPct)
+	}
+}

@@ -65,6 +65,7 @@ type targetAcc struct {
 	probesFailed  int
 	failoversIn   int
 	failoversOut  int
+	degraded      int
 	tokensIn      int64
 	tokensOut     int64
 	cost          float64
@@ -211,6 +212,9 @@ func (s *Summary) Add(rec *ledger.Record) {
 	case st == ledger.StatusOK:
 		t.calls++
 		t.answers++
+		if rec.Degraded {
+			t.degraded++
+		}
 		t.latency.Add(rec.Seconds)
 		if t.wall >= 0 {
 			w := &s.walls[t.wall]

@@ -35,6 +35,10 @@ type Router struct {
 	OnFailover func(Hop)
 	// NewID makes request ids; nil means 16 random hex digits.
 	NewID func() string
+	// Trace, when set, traces each request: a span per request and a child
+	// per attempt and skip (package telemetry exports them over OTLP). Nil,
+	// the default, traces nothing, at the cost of a nil check.
+	Trace Tracer
 
 	defaultHealth  *health.Breaker
 	defaultRecords *health.MemoryRecords // kept answers, when the breaker's store keeps no records
@@ -97,6 +101,17 @@ type Attempt struct {
 	Dropped []string
 	// Failure is the classified failure; nil on success and on skips.
 	Failure *classify.Failure
+	// Degraded is set on an answer (and a last resort) that the caller
+	// gets degraded: another model family than the route's first, or
+	// without some of what the request carried (Dropped).
+	Degraded bool
+	// Start is when the attempt was sent, or the skip decided, by the
+	// router's clock; the attempt ended at Start plus Duration.
+	Start time.Time
+	// Model is the model that answered, as the target named it in its
+	// answer (Target.Model when it named none); empty unless the attempt
+	// answered.
+	Model string
 }
 
 // Hop is a move away from a target that failed.
@@ -234,13 +249,17 @@ func (r *Router) complete(ctx context.Context, route *Route, req *llm.Request, o
 	if err != nil {
 		return nil, err
 	}
+	w.startTrace(ctx, req)
 	res, err := w.run(ctx, req)
 	if err != nil {
 		if lr := w.lastResort(req, err); lr != nil {
+			w.endTrace(lr, nil)
 			return lr, nil
 		}
+		w.endTrace(nil, err)
 		return nil, err
 	}
 	w.keepAnswer(req, res)
+	w.endTrace(res, nil)
 	return res, nil
 }

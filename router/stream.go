@@ -51,13 +51,17 @@ func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opt
 	if err != nil {
 		return nil, err
 	}
+	w.startTrace(ctx, req)
 	res, err := w.run(ctx, req)
 	if err != nil {
 		if lr := w.lastResort(req, err); lr != nil {
+			w.endTrace(lr, nil)
 			return &StreamResult{Result: lr, Stream: llm.ResponseStream(lr.Response)}, nil
 		}
+		w.endTrace(nil, err)
 		return nil, err
 	}
+	// The request's span ends with the stream (finish).
 	return &StreamResult{Result: res, Stream: w.stream.Stream}, nil
 }
 
@@ -183,6 +187,7 @@ type routedStream struct {
 	eof     bool        // inner already ended cleanly (buffered)
 	flowing bool        // output started: each gap is timed by idle
 	usage   llm.Usage
+	model   string // the model the chunks named, if any
 	// phase is how far the chunks handed to the caller took the attempt:
 	// sent, output_started, then tool_started once a tool call's delta
 	// went out.
@@ -289,6 +294,9 @@ func (s *routedStream) note(c llm.Chunk) {
 	if c.Usage != nil {
 		s.usage = *c.Usage
 	}
+	if c.Model != "" {
+		s.model = c.Model
+	}
 }
 
 // Next returns the next chunk; io.EOF after a complete answer.
@@ -375,6 +383,10 @@ func (s *routedStream) finish(err error) {
 		a.Phase = s.phase
 		if err == nil {
 			a.Status, a.Action, a.Phase = "ok", policy.Return, policy.PhaseCommitted
+			a.Model = s.model
+			if a.Model == "" {
+				a.Model = s.t.Model
+			}
 		} else {
 			f := classify.Classify(err, now)
 			if errors.Is(err, context.Canceled) && !errors.Is(err, llm.ErrStreamStalled) {
@@ -391,5 +403,6 @@ func (s *routedStream) finish(err error) {
 		w.done(s.t, s.permits, scope, out, now)
 		w.record(a)
 		w.stream.Result.Attempts = w.attempts // the stream's own record too, once it ended
+		w.endTrace(w.stream.Result, err)
 	})
 }

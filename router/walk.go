@@ -76,6 +76,9 @@ type walk struct {
 	earliest time.Time // earliest reset of a parked candidate
 	// spendLimits are the daily ceilings (ceilings), made at first use.
 	spendLimits []SpendLimit
+	// span is the request's span when the router traces (Router.Trace),
+	// else nil.
+	span RequestSpan
 }
 
 // state returns t's state: t is one of w.cands.
@@ -302,13 +305,13 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			resp, headers, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
 		}
 		now := w.clk.Now()
-		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Duration: now.Sub(start)}
+		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Start: start, Duration: now.Sub(start)}
 		if err == nil {
 			first := w.route.Chain[0].ModelFamily()
 			dropped := w.state(t).dropped
 			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first || len(dropped) > 0,
 				Dropped: dropped, Phase: policy.PhaseCommitted}
-			a.Dropped = dropped
+			a.Dropped, a.Degraded = dropped, res.Degraded
 			if st != nil {
 				// The stream's record is written when it ends.
 				st.attempt, st.permits, st.start = a, p, start
@@ -320,10 +323,11 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			w.done(t, p, "", health.Outcome{}, now)
 			a.Status, a.Action, a.Phase, a.Usage = "ok", policy.Return, policy.PhaseCommitted, resp.Usage
 			a.Cost = t.Cost(resp.Usage)
-			w.record(a)
 			if resp.Model == "" {
 				resp.Model = t.Model
 			}
+			a.Model = resp.Model
+			w.record(a)
 			res.Response, res.Attempts = resp, w.attempts
 			return res, true, nil
 		}
@@ -568,11 +572,15 @@ func (w *walk) skip(t *Target, status, reason string) {
 
 // record writes the attempt to the ledger before anything else happens.
 func (w *walk) record(a Attempt) {
+	now := w.clk.Now()
+	if a.Start.IsZero() {
+		a.Start = now // a skip or a last resort: no time passes
+	}
 	a.RequestID = w.id
 	w.attempts = append(w.attempts, a)
 	w.spend(a.Cost)
 	rec := ledger.Record{
-		Time: w.clk.Now(), RequestID: w.id, Route: w.route.Name,
+		Time: a.Start, RequestID: w.id, Route: w.route.Name,
 		Provider: a.Target.Provider, Model: a.Target.Model,
 		Hop: a.Hop, Attempt: a.N, Failover: a.Failover,
 		Status: a.Status, Kind: string(a.Kind), Action: string(a.Action), Phase: string(a.Phase),
@@ -580,6 +588,7 @@ func (w *walk) record(a Attempt) {
 		TokensCacheRead: a.Usage.CacheReadTokens, TokensCacheWrite: a.Usage.CacheWriteTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
 		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped,
+		Degraded: a.Degraded && (a.Status == "ok" || a.Status == ledger.StatusLastResort),
 	}
 	if a.Failure != nil {
 		rec.Scope = string(a.Failure.Scope)
@@ -594,6 +603,9 @@ func (w *walk) record(a Attempt) {
 	}
 	if w.r.OnAttempt != nil {
 		w.r.OnAttempt(a)
+	}
+	if w.span != nil {
+		w.span.Attempt(a)
 	}
 }
 
