@@ -1,0 +1,94 @@
+package detour
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/health/redisstore"
+	"github.com/detourhq/detour/health/sqlitestore"
+	"github.com/detourhq/detour/ledger"
+)
+
+// healthFile is the SQLite store's file name beside the ledger file, as
+// the CLI names it.
+const healthFile = "health.db"
+
+// redisWait is how long New waits for a Redis store's first sync, so that
+// the first request knows what the fleet parked.
+const redisWait = time.Second
+
+// openLedger returns the sink the router writes to: the caller's sinks and
+// the files s names, which the Client opens and Close closes.
+func (c *Client) openLedger(s *settings) (ledger.Sink, error) {
+	sinks := append([]ledger.Sink(nil), s.sinks...)
+	for _, p := range s.ledgerPaths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, fmt.Errorf("detour: ledger: %w", err)
+		}
+		f, err := ledger.OpenFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("detour: %w", err)
+		}
+		c.onClose(f.Close)
+		sinks = append(sinks, f)
+	}
+	return sinkOf(sinks), nil
+}
+
+// openHealth returns the breaker: WithHealth's, else one with the config's
+// health: settings on the store health.store names: memory (the default),
+// a SQLite file ("sqlite" alone: health.db beside the first ledger file,
+// or memory when there is none, with a warning), or Redis. A store that
+// cannot be used runs on memory and says so on the logger, as in the CLI;
+// only a Redis URL that cannot be read is an error.
+func (c *Client) openHealth(s *settings) (*health.Breaker, error) {
+	if s.breaker != nil {
+		return s.breaker, nil
+	}
+	log := s.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	settings := c.cfg.Health.Settings
+	spec := c.cfg.Store()
+	switch spec.Kind {
+	case config.StoreSQLite:
+		path := spec.Path
+		if path == "" && len(s.ledgerPaths) > 0 {
+			path = filepath.Join(filepath.Dir(s.ledgerPaths[0]), healthFile)
+		}
+		if path == "" {
+			log.Warn("health.store is sqlite with no file and there is no ledger file to put it beside: " +
+				"health is kept in memory (write sqlite:/path/to/health.db, or use WithLedgerFile)")
+			break
+		}
+		st := sqlitestore.Open(path, sqlitestore.Options{Logger: log, Forget: settings.Forget})
+		c.onClose(st.Close)
+		return health.NewWithStore(settings, st), nil
+	case config.StoreRedis:
+		getenv := s.getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		pw := ""
+		if e := c.cfg.Health.StorePasswordEnv; e != "" {
+			pw = getenv(e)
+		}
+		st, err := redisstore.Open(redisstore.Options{URL: spec.URL, Password: pw, Namespace: c.cfg.Health.Namespace,
+			Forget: settings.Forget, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("detour: health.store: %w", err)
+		}
+		c.onClose(st.Close)
+		for end := time.Now().Add(redisWait); !st.Status().Up && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return health.NewWithStore(settings, st), nil
+	}
+	return health.New(settings), nil
+}
