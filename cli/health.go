@@ -6,20 +6,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
-	"github.com/detourhq/detour/health/redisstore"
-	"github.com/detourhq/detour/health/sqlitestore"
+	"github.com/detourhq/detour/health/stores"
 )
 
 // healthFile is the SQLite store's file name, beside the ledger.
 const healthFile = "health.db"
-
-// redisWait is how long a command waits, at its start, for a Redis store's
-// first sync.
-const redisWait = time.Second
 
 // healthSpec returns the store health.store names ($DETOUR_HEALTH_STORE,
 // when set, wins; "-" is memory), or def when neither names one, with the
@@ -61,31 +55,11 @@ func openHealth(cfg *config.Config, env Env, def config.StoreKind, ledgerFlag st
 	if err != nil {
 		return nil, nil, err
 	}
-	settings := cfg.Health.Settings
-	switch spec.Kind {
-	case config.StoreSQLite:
-		st := sqlitestore.Open(spec.Path, sqlitestore.Options{Logger: log, Forget: settings.Forget})
-		return health.NewWithStore(settings, st), func() { st.Close() }, nil
-	case config.StoreRedis:
-		pw := ""
-		if e := cfg.Health.StorePasswordEnv; e != "" {
-			pw = env.Getenv(e)
-		}
-		redisstore.LogDriverTo(log)
-		st, err := redisstore.Open(redisstore.Options{URL: spec.URL, Password: pw, Namespace: cfg.Health.Namespace,
-			Forget: settings.Forget, Logger: log})
-		if err != nil {
-			return nil, nil, fmt.Errorf("health.store: %w", err)
-		}
-		// The first request should know what the fleet parked: wait a
-		// moment for the first sync; past it, serve on memory until Redis
-		// answers (the store said so in the log).
-		for end := time.Now().Add(redisWait); !st.Status().Up && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
-		}
-		return health.NewWithStore(settings, st), func() { st.Close() }, nil
+	hb, closeStore, err := stores.Open(spec, cfg.Health, env.Getenv, log)
+	if err != nil {
+		return nil, nil, err
 	}
-	return health.New(settings), func() {}, nil
+	return hb, func() { _ = closeStore() }, nil
 }
 
 // healthPath is the default SQLite file: beside the ledger file, or in

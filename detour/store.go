@@ -5,22 +5,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
-	"github.com/detourhq/detour/health/redisstore"
-	"github.com/detourhq/detour/health/sqlitestore"
+	"github.com/detourhq/detour/health/stores"
 	"github.com/detourhq/detour/ledger"
 )
 
 // healthFile is the SQLite store's file name beside the ledger file, as
 // the CLI names it.
 const healthFile = "health.db"
-
-// redisWait is how long New waits for a Redis store's first sync, so that
-// the first request knows what the fleet parked.
-const redisWait = time.Second
 
 // openLedger returns the sink the router writes to: the caller's sinks and
 // the files s names, which the Client opens and Close closes.
@@ -54,41 +48,23 @@ func (c *Client) openHealth(s *settings) (*health.Breaker, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	settings := c.cfg.Health.Settings
 	spec := c.cfg.Store()
-	switch spec.Kind {
-	case config.StoreSQLite:
-		path := spec.Path
-		if path == "" && len(s.ledgerPaths) > 0 {
-			path = filepath.Join(filepath.Dir(s.ledgerPaths[0]), healthFile)
-		}
-		if path == "" {
+	if spec.Kind == config.StoreSQLite && spec.Path == "" {
+		if len(s.ledgerPaths) > 0 {
+			spec.Path = filepath.Join(filepath.Dir(s.ledgerPaths[0]), healthFile)
+		} else {
 			log.Warn("health.store is sqlite with no file and there is no ledger file to put it beside: " +
 				"health is kept in memory (write sqlite:/path/to/health.db, or use WithLedgerFile)")
-			break
 		}
-		st := sqlitestore.Open(path, sqlitestore.Options{Logger: log, Forget: settings.Forget})
-		c.onClose(st.Close)
-		return health.NewWithStore(settings, st), nil
-	case config.StoreRedis:
-		getenv := s.getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		pw := ""
-		if e := c.cfg.Health.StorePasswordEnv; e != "" {
-			pw = getenv(e)
-		}
-		st, err := redisstore.Open(redisstore.Options{URL: spec.URL, Password: pw, Namespace: c.cfg.Health.Namespace,
-			Forget: settings.Forget, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("detour: health.store: %w", err)
-		}
-		c.onClose(st.Close)
-		for end := time.Now().Add(redisWait); !st.Status().Up && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
-		}
-		return health.NewWithStore(settings, st), nil
 	}
-	return health.New(settings), nil
+	getenv := s.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	hb, closeStore, err := stores.Open(spec, c.cfg.Health, getenv, log)
+	if err != nil {
+		return nil, fmt.Errorf("detour: %w", err)
+	}
+	c.onClose(closeStore)
+	return hb, nil
 }

@@ -1,0 +1,45 @@
+package stores
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
+)
+
+func TestOpen_EachKind(t *testing.T) {
+	now := time.Now()
+	h := config.Health{Settings: health.Settings{FailureThreshold: 2}}
+
+	hb, closeStore, err := Open(config.StoreSpec{Kind: config.StoreMemory}, h, nil, nil)
+	if err != nil || hb.Settings().FailureThreshold != 2 || hb.StoreStatus().Kind != "memory" {
+		t.Fatalf("memory: %v, %+v", err, hb.StoreStatus())
+	}
+	closeStore()
+
+	path := filepath.Join(t.TempDir(), "health.db")
+	hb, closeStore, err = Open(config.StoreSpec{Kind: config.StoreSQLite, Path: path}, h, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb.Park("p/m", now.Add(time.Hour), "test", now)
+	closeStore()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no SQLite file: %v", err)
+	}
+	again, closeAgain, _ := Open(config.StoreSpec{Kind: config.StoreSQLite, Path: path}, h, nil, nil)
+	defer closeAgain()
+	if st, _ := again.State("p/m", now); st != health.Open {
+		t.Fatalf("a park in the SQLite file reads %s in the next Open, want open", st)
+	}
+
+	if hb, _, err := Open(config.StoreSpec{Kind: config.StoreSQLite}, h, nil, nil); err != nil || hb.StoreStatus().Kind != "memory" {
+		t.Fatalf("sqlite with no path: %v, %+v; want memory", err, hb.StoreStatus())
+	}
+	if _, _, err := Open(config.StoreSpec{Kind: config.StoreRedis, URL: "redis://%zz"}, h, nil, nil); err == nil {
+		t.Fatal("a Redis URL that cannot be read: no error")
+	}
+}
