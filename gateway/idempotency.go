@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/detourhq/detour/health"
 )
 
 // An Idempotency-Key header binds one client operation to one answer: the
@@ -26,128 +28,85 @@ import (
 // first request got, with no send.
 const OutcomeReplayed = "idempotent_replay"
 
-const (
-	// idemInFlight bounds how long a claim holds a key when the request
-	// that made it never finishes (a crashed replica): then the next
-	// repeat is served afresh.
-	idemInFlight = 15 * time.Minute
-	// idemMaxAnswer caps a kept answer; a larger one is not kept (and the
-	// key is released), so a repeat is served afresh.
-	idemMaxAnswer = 4 << 20
-	// idemPoll is how often a repeat waiting on a request in flight looks
-	// at the record.
-	idemPoll = 20 * time.Millisecond
-)
+// idemMaxAnswer caps a kept answer; a larger one is not kept (and the key
+// is released), so a repeat is served afresh.
+const idemMaxAnswer = 4 << 20
 
-// idemRecord is what the records hold under one key: the request's
-// fingerprint and, once done, its answer.
-type idemRecord struct {
-	Request string            `json:"request"`
-	Done    bool              `json:"done,omitempty"`
-	Status  int               `json:"status,omitempty"`
-	Header  map[string]string `json:"header,omitempty"`
-	Answer  []byte            `json:"answer,omitempty"`
+// idemAnswer is the value kept under one key: the answer as it was sent.
+type idemAnswer struct {
+	Status int               `json:"status"`
+	Header map[string]string `json:"header,omitempty"`
+	Answer []byte            `json:"answer,omitempty"`
 }
 
-// idempotent applies the request's Idempotency-Key before routing. It
-// reports true when it answered the request itself (a replay, a 409, a 422,
-// or a client gone while waiting); otherwise the request is served, and
-// finish must run once it has been answered.
+// idempotent applies the request's Idempotency-Key before routing
+// (health.Once over the health store's records). It reports true when it
+// answered the request itself (a replay, a 409, a 422, or a client gone
+// while waiting); otherwise the request is served, and finish must run
+// once it has been answered.
 func (c *call) idempotent(ctx context.Context, body []byte) (answered bool, finish func()) {
 	s := c.s
-	recs := s.records
 	name := ""
 	if c.key != nil {
 		name = c.key.name
 	}
 	key := "idem:" + digest(name, c.d.String(), c.idem)
 	fp := digest(c.r.URL.Path, string(body))
-	pending, _ := json.Marshal(idemRecord{Request: fp})
+	once := health.Once{Records: s.records}
 	for {
-		held, claimed, err := recs.Claim(key, pending, idemInFlight)
-		if err != nil {
-			s.log.Warn("idempotency record unavailable: serving without it", "id", c.id, "error", err)
-			return false, func() {}
-		}
-		if claimed {
-			tee := &teeWriter{ResponseWriter: c.w}
-			c.w = tee
-			return false, func() { c.keep(key, fp, tee) }
-		}
-		var rec idemRecord
-		if json.Unmarshal(held, &rec) != nil {
-			recs.Delete(key) //nolint:errcheck // a record nobody can read: serve afresh
-			continue
-		}
+		claim, kept, err := once.Begin(ctx, key, fp, !s.v().gw.IdempotencyConflict)
 		switch {
-		case rec.Request != fp:
+		case errors.Is(err, health.ErrOnceReused):
 			c.reject(&apiError{Status: http.StatusUnprocessableEntity, Type: "invalid_request_error", Code: "idempotency_key_reused",
 				Reason: "idempotency_conflict", NoRetry: true,
 				Message: fmt.Sprintf("Idempotency-Key %q was first used with another request: send a new key with a new request", c.idem)})
 			return true, nil
-		case rec.Done:
-			c.replay(rec)
-			return true, nil
-		case s.v().gw.IdempotencyConflict:
+		case errors.Is(err, health.ErrOnceInFlight):
 			c.reject(&apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: "idempotency_key_in_flight",
 				Reason: "idempotency_conflict", RetryAfter: 1,
 				Message: fmt.Sprintf("a request with Idempotency-Key %q is in flight: send it again once that one ends to get its answer", c.idem)})
 			return true, nil
-		}
-		// In flight: wait for its answer, or for the key to be free again
-		// (the first one failed and let it go); then claim again.
-		if !c.await(ctx, key) {
+		case err != nil && ctx.Err() != nil:
 			c.setError(&apiError{Status: 499, Message: "the client went away while its repeat waited"})
 			return true, nil
+		case err != nil:
+			s.log.Warn("idempotency record unavailable: serving without it", "id", c.id, "error", err)
+			return false, func() {}
+		case claim != nil:
+			tee := &teeWriter{ResponseWriter: c.w}
+			c.w = tee
+			return false, func() { c.keep(claim, tee) }
 		}
-	}
-}
-
-// await waits until key's record is done or gone; false when ctx ended
-// first.
-func (c *call) await(ctx context.Context, key string) bool {
-	t := time.NewTicker(idemPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
+		var a idemAnswer
+		if json.Unmarshal(kept, &a) != nil || a.Status == 0 {
+			s.records.Delete(key) //nolint:errcheck // a value nobody can read: serve afresh
+			continue
 		}
-		v, found, err := c.s.records.Get(key)
-		var rec idemRecord
-		if err != nil || !found || json.Unmarshal(v, &rec) != nil || rec.Done {
-			return true
-		}
+		c.replay(a)
+		return true, nil
 	}
 }
 
 // keep stores the answer tee saw when it is a whole success, else lets
 // the key go so that a repeat is served afresh.
-func (c *call) keep(key, fp string, tee *teeWriter) {
-	recs := c.s.records
+func (c *call) keep(claim *health.OnceClaim, tee *teeWriter) {
 	if c.errStatus != 0 || tee.status < 200 || tee.status > 299 || tee.over {
-		recs.Delete(key) //nolint:errcheck // expires anyway
+		claim.Abandon()
 		return
 	}
-	rec := idemRecord{Request: fp, Done: true, Status: tee.status, Answer: tee.buf, Header: map[string]string{}}
+	a := idemAnswer{Status: tee.status, Answer: tee.buf, Header: map[string]string{}}
 	for k, v := range tee.Header() {
 		if len(v) > 0 && (k == "Content-Type" || strings.HasPrefix(k, "X-Detour-")) {
-			rec.Header[k] = v[0]
+			a.Header[k] = v[0]
 		}
 	}
-	b, err := json.Marshal(rec)
-	if err == nil {
-		err = recs.Put(key, b, c.s.v().gw.IdempotencyTTL)
-	}
-	if err != nil {
+	if err := claim.Finish(a, c.s.v().gw.IdempotencyTTL); err != nil {
 		c.s.log.Warn("idempotency record not kept", "id", c.id, "error", err)
-		recs.Delete(key) //nolint:errcheck // expires anyway
 	}
 }
 
 // replay answers with a kept answer.
-func (c *call) replay(rec idemRecord) {
+func (c *call) replay(rec idemAnswer) {
 	h := c.w.Header()
 	for k, v := range rec.Header {
 		h[k] = []string{v}
