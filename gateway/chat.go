@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -58,6 +59,8 @@ type call struct {
 	label string
 	opts  router.Options
 	idem  string
+	// body is the client's request body, pooled; nil once released.
+	body *bytes.Buffer
 
 	// What happened, for the log line and metrics. status is what went
 	// out on the wire; errStatus, when not 0, the status of the error the
@@ -104,9 +107,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	}
 	defer key.release()
 	buf := getBuf()
-	// The body lives as long as the request: it goes on raw to a target
-	// of the client's dialect (llm.Raw).
-	defer putBuf(buf)
+	// The body lives until the answer started (releaseBody): it goes on
+	// raw to a target of the client's dialect (llm.Raw).
+	c.body = buf
+	defer c.releaseBody()
 	ae = s.readBody(w, r, buf)
 	if ae == nil {
 		if d == anthropicDialect {
@@ -155,6 +159,17 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	} else {
 		c.serveComplete(ctx)
 	}
+}
+
+// releaseBody gives the request's body back to its pool, and lets go of
+// the parsed request, which borrows it (llm.Raw): once a stream flows
+// nothing is sent again, so neither has to last the stream's life.
+func (c *call) releaseBody() {
+	if c.body != nil {
+		putBuf(c.body)
+		c.body = nil
+	}
+	c.cr.req = nil
 }
 
 // requestID returns the client's X-Request-Id when it is a plain token of

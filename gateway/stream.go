@@ -99,11 +99,12 @@ func (o *sseOut) sendLocked(b []byte, hold bool) error {
 	return o.err
 }
 
-// flushLocked sends what the response has buffered.
+// flushLocked sends what the response has buffered. The caller moved the
+// write deadline on (deadlineLocked) just before: one clock reading an
+// event, not two.
 func (o *sseOut) flushLocked() {
 	o.held = false
 	if o.rc != nil {
-		o.deadlineLocked()
 		if err := o.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			o.failLocked(err)
 		}
@@ -154,6 +155,7 @@ func (o *sseOut) flush() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.held && o.err == nil {
+		o.deadlineLocked()
 		o.flushLocked()
 	}
 	return o.err
@@ -212,10 +214,6 @@ func (c *call) serveStream(ctx context.Context) {
 	} else {
 		enc = &oaStream{c: c}
 	}
-	p := getBytes()
-	b := *p
-	defer func() { putBytes(p, b) }()
-
 	sr, err := s.router.Stream(ctx, c.route, c.cr.req, c.opts)
 	if err != nil {
 		out.mu.Lock()
@@ -230,14 +228,19 @@ func (c *call) serveStream(ctx context.Context) {
 		e, gone := c.failure(err)
 		c.status = http.StatusOK // logged with error_status and at WARN all the same
 		if !gone {
-			b = enc.fail(b[:0], e)
+			p := getBytes()
+			b := enc.fail(*p, e)
 			out.sendLocked(b, false) //nolint:errcheck // the client may be gone
+			putBytes(p, b)
 		}
 		return
 	}
 	defer sr.Stream.Close()
 	if c.passThrough(sr.Target) {
 		enc = &rawStream{inner: enc, c: c}
+	}
+	if c.idem == "" {
+		c.releaseBody() // the answer started: the request is sent for good
 	}
 	pre, n := sr.Attempts, sends(sr.Attempts)
 	if !lastResort(pre) {
@@ -255,12 +258,18 @@ func (c *call) serveStream(ctx context.Context) {
 	first := true
 	for {
 		ch, err := sr.Stream.Next()
+		// Each event takes its buffer from the pool and gives it back once
+		// written: a stream waiting for the upstream holds none.
+		p := getBytes()
+		b := *p
 		if err == io.EOF {
 			// The end waits in the response's buffer: the handler returns
 			// at once, and net/http sends it with the chunked terminator in
 			// one write.
-			b = enc.end(b[:0])
-			if out.write(b, true) != nil {
+			b = enc.end(b)
+			werr := out.write(b, true)
+			putBytes(p, b)
+			if werr != nil {
 				c.outcome = OutcomeCanceled
 				break
 			}
@@ -271,14 +280,16 @@ func (c *call) serveStream(ctx context.Context) {
 		}
 		if err != nil {
 			c.streamFailed(out, enc, &b, err)
+			putBytes(p, b)
 			break
 		}
-		b = enc.chunk(b[:0], ch)
+		b = enc.chunk(b, ch)
 		// Events the upstream sent together go out together: flush only
 		// when the next chunk is not here yet, so a lone event still goes
 		// out at once.
 		more := llm.Ready(sr.Stream)
 		if len(b) == 0 {
+			putBytes(p, b)
 			if !more && out.flush() != nil {
 				c.outcome, c.errText = OutcomeCanceled, "the client went away"
 				break
@@ -290,7 +301,9 @@ func (c *call) serveStream(ctx context.Context) {
 			c.ttft = s.clk.Now().Sub(c.start)
 			s.metrics.ttft.With(c.d.String()).Observe(c.ttft.Seconds())
 		}
-		if out.write(b, more) != nil {
+		werr := out.write(b, more)
+		putBytes(p, b)
+		if werr != nil {
 			c.outcome, c.errText = OutcomeCanceled, "the client went away"
 			break
 		}

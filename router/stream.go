@@ -61,6 +61,12 @@ func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opt
 		w.endTrace(nil, err)
 		return nil, err
 	}
+	// Output started: nothing is sent again, so the walk lets go of the
+	// request (its messages, its raw body) for the stream's life.
+	w.req = nil
+	for i := range w.cs {
+		w.cs[i].fitted = nil
+	}
 	// The request's span ends with the stream (finish).
 	return &StreamResult{Result: res, Stream: w.stream.Stream}, nil
 }

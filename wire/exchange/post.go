@@ -1,8 +1,8 @@
 package exchange
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -63,18 +63,18 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 // llm.Progress, it hears of the headers, and of each read of a
 // non-streamed body.
 func (p Post) Do(ctx context.Context) (*http.Response, error) {
-	method, body := p.Method, io.Reader(bytes.NewReader(p.Body))
+	method := p.Method
 	if method == "" {
 		method = http.MethodPost
-	} else if method == http.MethodGet {
-		body = nil
 	}
-	req, err := http.NewRequestWithContext(ctx, method, p.URL, body)
+	req, err := http.NewRequestWithContext(ctx, method, p.URL, nil)
 	if err != nil {
 		return nil, Redact(err, p.Key)
 	}
+	var held *heldBody
 	h := req.Header
-	if body != nil {
+	if method != http.MethodGet {
+		held = setBody(req, p.Body)
 		h.Set("Content-Type", "application/json")
 	}
 	if p.Stream {
@@ -93,6 +93,11 @@ func (p Post) Do(ctx context.Context) (*http.Response, error) {
 		hc = defaultClient()
 	}
 	resp, err := hc.Do(req)
+	// The transport holds req until the response's body is read to its
+	// end: for a stream, its whole life. The body's bytes are of no use
+	// once the answer began (nothing is sent twice past that point), so
+	// they go now rather than with the stream.
+	held.release()
 	if err != nil {
 		return nil, Redact(err, p.Key)
 	}
@@ -118,4 +123,73 @@ func (b *progressBody) Read(buf []byte) (int, error) {
 		b.p.Body()
 	}
 	return n, err
+}
+
+// heldBody keeps a request body's bytes for GetBody (the transport's
+// rewind when a reused connection failed before the answer) until release;
+// the reader it hands out lets go of them once read to the end or closed.
+type heldBody struct {
+	mu sync.Mutex // guards b
+	b  []byte
+}
+
+// setBody gives req body b, its length, and a GetBody that works until
+// the returned heldBody's release. A bytes.Reader would keep b for as long
+// as the transport keeps req.
+func setBody(req *http.Request, b []byte) *heldBody {
+	req.ContentLength = int64(len(b))
+	if len(b) == 0 {
+		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return nil
+	}
+	held := &heldBody{b: b}
+	req.Body = &sendBody{b: b}
+	req.GetBody = func() (io.ReadCloser, error) {
+		held.mu.Lock()
+		defer held.mu.Unlock()
+		if held.b == nil {
+			return nil, errBodyReleased
+		}
+		return &sendBody{b: held.b}, nil
+	}
+	return held
+}
+
+var errBodyReleased = errors.New("request body already released")
+
+// release lets go of the bytes; GetBody fails from then on. Nil-safe.
+func (h *heldBody) release() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.b = nil
+	h.mu.Unlock()
+}
+
+// sendBody reads b once; it lets go of b at its end and on Close.
+type sendBody struct {
+	mu sync.Mutex // guards b; Close may come from another goroutine
+	b  []byte
+}
+
+func (s *sendBody) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.b) == 0 {
+		s.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	if s.b = s.b[n:]; len(s.b) == 0 {
+		s.b = nil // an empty tail would still hold the array
+	}
+	return n, nil
+}
+
+func (s *sendBody) Close() error {
+	s.mu.Lock()
+	s.b = nil
+	s.mu.Unlock()
+	return nil
 }
