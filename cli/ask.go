@@ -90,11 +90,11 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	if err := checkStart(route, f.start); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	sink, closeSink, err := openLedger(f.ledgerPath, env)
+	r, closeRouter, err := openRouter(cmd.Context(), cfg, env, f.ledgerPath)
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}
-	defer closeSink()
+	defer closeRouter()
 
 	req := &llm.Request{MaxTokens: f.maxTokens}
 	if f.system != "" {
@@ -102,17 +102,6 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	}
 	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
 
-	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, f.ledgerPath, warnLogger(env.Stderr))
-	if err != nil {
-		return withCode(ExitConfig, err)
-	}
-	defer closeHealth()
-	tr, _, stopTracing, err := openTracing(cmd.Context(), cfg, env)
-	if err != nil {
-		return withCode(ExitConfig, err)
-	}
-	defer stopTracing()
-	r := &router.Router{Ledger: sink, Health: hb, Trace: tr}
 	if !f.quiet {
 		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
 	}

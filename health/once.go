@@ -118,6 +118,21 @@ func (c *OnceClaim) Finish(value any, ttl time.Duration) error {
 	return err
 }
 
+// Release ends a claim left in flight under key by a caller that died
+// (only one that knows no live caller holds it may ask), and reports
+// whether a finished value is kept under key instead.
+func (o Once) Release(key string) (kept bool, err error) {
+	b, found, err := o.Records.Get(key)
+	if err != nil || !found {
+		return false, err
+	}
+	var rec onceRecord
+	if json.Unmarshal(b, &rec) == nil && rec.Done {
+		return true, nil
+	}
+	return false, o.Records.Delete(key)
+}
+
 // Abandon lets the key go: the operation failed, and the next caller with
 // the key is served afresh.
 func (c *OnceClaim) Abandon() { _ = c.o.Records.Delete(c.key) }

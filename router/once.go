@@ -40,8 +40,7 @@ func (r *Router) completeOnce(ctx context.Context, route *Route, req *llm.Reques
 	if !ok {
 		return r.complete(ctx, route, req, opts)
 	}
-	sum := sha256.Sum256([]byte(route.Name + "\x00" + opts.IdempotencyKey))
-	key := "once:" + hex.EncodeToString(sum[:])
+	key := onceKey(route.Name, opts.IdempotencyKey)
 	for {
 		claim, kept, err := health.Once{Records: r.records()}.Begin(ctx, key, fp, true)
 		switch {
@@ -73,6 +72,22 @@ func (r *Router) completeOnce(ctx context.Context, route *Route, req *llm.Reques
 		return &Result{RequestID: opts.RequestID, Response: a.Response, Target: targetOf(route, a.Target),
 			Replayed: true, Phase: policy.PhaseCommitted}, nil
 	}
+}
+
+// onceKey is the records key of idempotency key on route.
+func onceKey(route, key string) string {
+	sum := sha256.Sum256([]byte(route + "\x00" + key))
+	return "once:" + hex.EncodeToString(sum[:])
+}
+
+// ReleaseIdempotency drops the claim a Complete with Options.IdempotencyKey
+// key on route left in flight when its process died, so the next Complete
+// with the key sends at once instead of waiting for the claim to expire
+// (15 minutes); it reports whether an answer is kept under key instead
+// (the next Complete replays it). Call it only when no live caller can
+// hold the key: a batch run that owns its results file, say.
+func (r *Router) ReleaseIdempotency(route *Route, key string) (kept bool, err error) {
+	return health.Once{Records: r.records()}.Release(onceKey(route.Name, key))
 }
 
 // targetOf returns route's target id, or one made from it.

@@ -76,3 +76,35 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatal("a stream took an idempotency key")
 	}
 }
+
+// ReleaseIdempotency drops a claim in flight (a dead caller's) so the next
+// Complete with the key sends at once, and says when an answer is kept.
+func TestReleaseIdempotency(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "a", model: "m"})
+	h.script("a", "m", sim.Fault{Kind: sim.Hang})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.router.Complete(ctx, route, prompt("hi"), router.Options{IdempotencyKey: "k"}) //nolint:errcheck // cancelled
+	for h.srv.Stats().Total() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if kept, err := h.router.ReleaseIdempotency(route, "k"); kept || err != nil {
+		t.Fatalf("a claim in flight: kept %v, %v; want it dropped", kept, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.router.Complete(context.Background(), route, prompt("hi"), router.Options{IdempotencyKey: "k"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the next Complete waited on the released claim")
+	}
+	if kept, err := h.router.ReleaseIdempotency(route, "k"); !kept || err != nil {
+		t.Fatalf("after an answer: kept %v, %v; want kept", kept, err)
+	}
+}
