@@ -29,6 +29,16 @@ const MinRPM = 1.0
 // A quota or credit 429 (a wall) changes no rate: the router parks the
 // target, which already stops its traffic.
 //
+// Limits also slow a provider before its first 429, from what its answers
+// say of its limits (router.Attempt.RateLimit: x-ratelimit-* and
+// anthropic-ratelimit-* headers): when an answer says that at most a tenth
+// of its requests (or tokens) are left in the window (at most one when it
+// names no limit), the rate becomes what spreads the requests left over
+// the time until the window resets (tokens left count as requests of the
+// answer's size), never below MinRPM nor above the ceiling, and never more
+// than one request a minute above the rate before. While answers say
+// plenty is left, the rate recovers as after a 429.
+//
 // The zero value is unusable; make one with NewLimits. Safe for
 // concurrent use.
 type Limits struct {
@@ -165,8 +175,9 @@ func (p *pace) observedLocked(now time.Time) float64 {
 }
 
 // Observe adapts the rates to one attempt (Router.OnAttempt): a rate-limit
-// 429 halves its provider's rate, an answer raises it by one request a
-// minute.
+// 429 halves its provider's rate; an answer that says its provider's
+// window is nearly spent spreads what is left over the time to its reset;
+// another answer raises the rate by one request a minute.
 func (l *Limits) Observe(a router.Attempt) {
 	if !l.adaptive || a.Target == nil {
 		return
@@ -190,10 +201,49 @@ func (l *Limits) Observe(a router.Attempt) {
 		p := l.of(a.Target.Provider)
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		if r, low := lowRate(a.RateLimit, a.Usage); low {
+			p.setLocked(min(max(r, MinRPM), p.ceiling, p.cur+1), l.clk.Now())
+			return
+		}
 		if p.cur < p.ceiling {
 			p.setLocked(min(p.cur+1, p.ceiling), l.clk.Now())
 		}
 	}
+}
+
+// lowRate reads rl, what a provider said of its limits on an answer that
+// used u: low is set when it has little left of a window, requests or
+// tokens, and r is then the rate (requests a minute) that spreads what is
+// left over the time until the window resets, the lower of the two when
+// both are low. Tokens left count as requests of u's size.
+func lowRate(rl *llm.RateLimit, u llm.Usage) (r float64, low bool) {
+	if rl == nil {
+		return 0, false
+	}
+	r = math.Inf(1)
+	if rl.RemainingRequests >= 0 && rl.ResetRequests > 0 && scarce(rl.RemainingRequests, rl.LimitRequests, 1) {
+		r, low = spread(float64(rl.RemainingRequests), rl.ResetRequests), true
+	}
+	size := max(u.InputTokens+u.OutputTokens, 1)
+	if rl.RemainingTokens >= 0 && rl.ResetTokens > 0 && scarce(rl.RemainingTokens, rl.LimitTokens, size) {
+		r, low = min(r, spread(float64(rl.RemainingTokens)/float64(size), rl.ResetTokens)), true
+	}
+	return r, low
+}
+
+// scarce reports whether left of limit (-1: unknown) is at most a tenth
+// of it, or, with no limit known, at most one request's worth (size).
+func scarce(left, limit, size int) bool {
+	if limit > 0 {
+		return left <= limit/10
+	}
+	return left <= size
+}
+
+// spread is the rate, requests a minute, that sends n requests (at least
+// one: the window's first, once it resets) over d.
+func spread(n float64, d time.Duration) float64 {
+	return max(n, 1) / d.Minutes()
 }
 
 // Wrap makes every send to route's targets wait for its provider's turn:

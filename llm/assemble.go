@@ -15,13 +15,14 @@ import (
 //     the order their first fragments came: a fragment's ID and Name
 //     replace the call's when they are not empty, its Arguments are
 //     appended;
-//   - FinishReason is the last one sent, Usage the last one sent.
+//   - FinishReason is the last one sent, Usage the last one sent;
+//   - RateLimit is s's, when s is a RateLimiter.
 //
 // Any error of Next other than io.EOF is returned as it is, with a nil
 // Response: a truncated or failed stream never passes as an answer.
 func Assemble(s Stream) (*Response, error) {
 	defer s.Close()
-	out := &Response{Message: Message{Role: RoleAssistant}}
+	out := &Response{Message: Message{Role: RoleAssistant}, RateLimit: RateLimitOf(s)}
 	var content strings.Builder
 	byIndex := map[int]int{} // tool call Index -> position in ToolCalls
 	for {
@@ -73,7 +74,8 @@ func Assemble(s Stream) (*Response, error) {
 // the inverse of Assemble, for an answer that came whole where a stream was
 // asked for. The chunk carries r's ID, Model, role, content and finish
 // reason, its Usage (always set, zero counts included), and each tool call
-// whole as a ToolCallDelta whose Index is its position. Close does nothing.
+// whole as a ToolCallDelta whose Index is its position. It is a
+// RateLimiter that returns r's RateLimit. Close does nothing.
 func ResponseStream(r *Response) Stream {
 	c := Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
 		FinishReason: r.FinishReason}
@@ -82,14 +84,18 @@ func ResponseStream(r *Response) Stream {
 	for i, tc := range r.Message.ToolCalls {
 		c.ToolCalls = append(c.ToolCalls, ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}
-	return &onceStream{chunk: c}
+	return &onceStream{chunk: c, rl: r.RateLimit}
 }
 
 // onceStream serves one chunk, then io.EOF.
 type onceStream struct {
 	chunk Chunk
 	done  bool
+	rl    *RateLimit
 }
+
+// RateLimit implements RateLimiter: the response's.
+func (o *onceStream) RateLimit() *RateLimit { return o.rl }
 
 func (o *onceStream) Next() (Chunk, error) {
 	if o.done {

@@ -45,6 +45,9 @@ type Response struct {
 	// (Request.Raw in the provider's dialect): a client of that dialect can
 	// be given every field of it, the ones the fields above do not hold too.
 	Raw *Raw `json:"-"`
+	// RateLimit is what the provider said of its rate limits in the
+	// response's headers; nil when it said nothing.
+	RateLimit *RateLimit `json:"-"`
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. The first fragment of a

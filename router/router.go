@@ -112,6 +112,10 @@ type Attempt struct {
 	// answer (Target.Model when it named none); empty unless the attempt
 	// answered.
 	Model string
+	// RateLimit is what the provider said of its rate limits on this
+	// answer (its x-ratelimit-* or anthropic-ratelimit-* headers); nil
+	// when it said nothing, and on failures and skips.
+	RateLimit *llm.RateLimit
 }
 
 // Hop is a move away from a target that failed.

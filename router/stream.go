@@ -389,6 +389,7 @@ func (s *routedStream) finish(err error) {
 		a.Phase = s.phase
 		if err == nil {
 			a.Status, a.Action, a.Phase = "ok", policy.Return, policy.PhaseCommitted
+			a.RateLimit = llm.RateLimitOf(s.inner)
 			a.Model = s.model
 			if a.Model == "" {
 				a.Model = s.t.Model

@@ -322,6 +322,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 			}
 			w.done(t, p, "", health.Outcome{}, now)
 			a.Status, a.Action, a.Phase, a.Usage = "ok", policy.Return, policy.PhaseCommitted, resp.Usage
+			a.RateLimit = resp.RateLimit
 			a.Cost = t.Cost(resp.Usage)
 			if resp.Model == "" {
 				resp.Model = t.Model

@@ -39,7 +39,9 @@ type Decoder[S llm.Stream] struct {
 // Content-Type and a start like an SSE field) is read through NewStream
 // and Assemble, so a captured stream reads as the answer it carried;
 // another 2xx body is read up to MaxResponseBody (past it, an error) and
-// handed to DecodeJSON. Every error has key redacted (see Redact).
+// handed to DecodeJSON. The answer's RateLimit is read from the response's
+// header (RateLimitOf) when DecodeJSON or Assemble set none. Every error
+// has key redacted (see Redact).
 func (d *Decoder[S]) DecodeResponse(resp *http.Response, key string) (*llm.Response, error) {
 	r, err := d.decodeResponse(resp, "")
 	if err != nil {
@@ -82,20 +84,27 @@ func (d *Decoder[S]) decodeResponse(resp *http.Response, keep string) (*llm.Resp
 	if br != nil {
 		r = br
 	}
+	var out *llm.Response
+	var err error
 	if stream {
 		s := d.NewStream(io.NopCloser(r), resp.Header, "")
 		if d.Assemble == nil {
-			return llm.Assemble(s)
+			out, err = llm.Assemble(s)
+		} else {
+			out, err = d.Assemble(s)
 		}
-		return d.Assemble(s)
+	} else {
+		var body []byte
+		if body, err = readCapped(r, resp.ContentLength, MaxResponseBody, d.Name); err != nil {
+			return nil, err
+		}
+		out, err = d.DecodeJSON(resp.Header, body)
+		if err == nil && keep != "" {
+			out.Raw = &llm.Raw{Dialect: keep, Body: body}
+		}
 	}
-	body, err := readCapped(r, resp.ContentLength, MaxResponseBody, d.Name)
-	if err != nil {
-		return nil, err
-	}
-	out, err := d.DecodeJSON(resp.Header, body)
-	if err == nil && keep != "" {
-		out.Raw = &llm.Raw{Dialect: keep, Body: body}
+	if err == nil && out != nil && out.RateLimit == nil {
+		out.RateLimit = RateLimitOf(resp.Header)
 	}
 	return out, err
 }
@@ -136,10 +145,19 @@ func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, 
 		if err != nil {
 			return nil, err
 		}
+		if r.RateLimit == nil {
+			r.RateLimit = RateLimitOf(resp.Header)
+		}
 		return llm.ResponseStream(r), nil
 	}
+	var s S
 	if br == nil {
-		return d.NewStream(resp.Body, resp.Header, key), nil
+		s = d.NewStream(resp.Body, resp.Header, key)
+	} else {
+		s = d.NewStream(readCloser{br, resp.Body}, resp.Header, key)
 	}
-	return d.NewStream(readCloser{br, resp.Body}, resp.Header, key), nil
+	if rs, ok := any(s).(rateLimitSetter); ok {
+		rs.setRateLimit(RateLimitOf(resp.Header))
+	}
+	return s, nil
 }

@@ -33,7 +33,8 @@ type Stream struct {
 	body   io.Closer
 	key    string
 	decode func() (llm.Chunk, error)
-	err    error // sticky: io.EOF after the end, or the error that ended it
+	rl     *llm.RateLimit // set by the Decoder before the stream is returned
+	err    error          // sticky: io.EOF after the end, or the error that ended it
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -79,6 +80,17 @@ func (s *Stream) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
 	return s.closeErr
 }
+
+// RateLimit implements llm.RateLimiter: what the response's header said
+// of the provider's rate limits (see RateLimitOf), when the stream was
+// made by a Decoder; else nil.
+func (s *Stream) RateLimit() *llm.RateLimit { return s.rl }
+
+// setRateLimit is how a Decoder hands a stream its response's RateLimit.
+func (s *Stream) setRateLimit(rl *llm.RateLimit) { s.rl = rl }
+
+// rateLimitSetter is a stream that embeds a *Stream.
+type rateLimitSetter interface{ setRateLimit(*llm.RateLimit) }
 
 // Closed reports whether Close was called.
 func (s *Stream) Closed() bool { return s.closed.Load() }
