@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/detourhq/detour/internal/durable"
 )
 
 // maxLine is the longest input line read; a longer one is an input error.
@@ -184,7 +185,7 @@ func OpenOutput(path string, f Format) (*Output, error) {
 			err = file.Sync()
 		}
 	case st.Size() == 0:
-		err = syncDir(path) // a new file: its name must last too
+		err = durable.SyncDir(path) // a new file: its name must last too
 	}
 	if err != nil {
 		o.f.Close()
@@ -277,20 +278,7 @@ func (o *Output) rewrite(keep [][2]int64) error {
 	}
 	o.f.Close()
 	o.f = tmp
-	return syncDir(o.Path)
-}
-
-// syncDir makes the directory entry of path durable.
-func syncDir(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
+	return durable.SyncDir(o.Path)
 }
 
 // doneKey is the key of an outcome: its id, or for a line that was no

@@ -68,6 +68,8 @@ func newAnswer(t *target, req *chatReq, seq uint64, created int64, filtered bool
 		a.tool, a.finish = req.tool, "tool_calls"
 		a.callID = "call_" + token(seq^0x5eed, 24, base62)
 		a.completion = (len(req.tool.name) + len(req.tool.args) + 3) / 4
+	case t.Answer != nil:
+		a.scriptedText(t, req, seq, pieces)
 	default:
 		a.parts = textPieces("Hello from " + t.Name + "/" + req.model + ".")
 		if pieces > 0 {

@@ -145,6 +145,15 @@ func parseMessages(body []byte) (*chatReq, *reqError) {
 		return r, &reqError{status: 400, kind: BadRequest, model: r.model, msg: "messages: at least one message is required"}
 	}
 	r.lastRole = msgs[len(msgs)-1].Role
+	r.question = func() (system, prompt string) {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == "user" {
+				prompt = blockText(msgs[i].Content)
+				break
+			}
+		}
+		return blockText(w.System), prompt
+	}
 
 	chars := anthropicChars(w.System)
 	for _, m := range msgs {
@@ -278,6 +287,8 @@ func (a *answer) anthropicStop() string {
 		return "tool_use"
 	case "content_filter":
 		return "refusal" // 200 with stop_reason "refusal" (anthropic-sdk-go message.go)
+	case "length":
+		return "max_tokens"
 	}
 	return "end_turn"
 }

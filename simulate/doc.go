@@ -24,7 +24,11 @@
 // their terminal marker (NoDone), or late to their first token, before the
 // headers (SlowFirstToken) or after them (LateFirstToken); Fault.Gap and
 // Fault.Pieces shape a long answer ("70 chunks, 1 s apart"), and
-// Provider.NoPrefill refuses an assistant last turn. Stats counts what every
+// Provider.NoPrefill refuses an assistant last turn. Provider.Answer scripts
+// what a text answer says: it sees the request's system prompt, last user
+// message and output limit (a Question) and returns the text, and whether it
+// was cut at its limit (a Reply: finish_reason "length", A: stop_reason
+// "max_tokens", G: finishReason "MAX_TOKENS"). Stats counts what every
 // provider received and served, and the role of each request's last message.
 //
 //	srv, err := simulate.Start(

@@ -184,9 +184,11 @@ type Fault struct {
 	// " p", "/m", "." for provider p and model m) followed by one word a piece
 	// (" 6", " 7", ... numbered by position), or its last pieces joined when
 	// Pieces is smaller. The non-streamed body carries the same text, and the
-	// usage counts it. A tool call keeps its own split. A: as many
-	// content_block_delta events. G: as many chunks, the last one with
-	// finishReason.
+	// usage counts it. A text of Provider.Answer is never changed: its
+	// longest pieces are cut in two (between runes) until there are Pieces,
+	// or fewer when the text has fewer runes. A tool call keeps its own
+	// split. A: as many content_block_delta events. G: as many chunks, the
+	// last one with finishReason.
 	Pieces int
 	// Param is the parameter a BadRequest rejects (default "stop").
 	Param string

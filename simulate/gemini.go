@@ -174,6 +174,18 @@ func parseGenerate(body []byte, model string) (*chatReq, *reqError) {
 		return nil, &reqError{status: 400, kind: BadRequest, model: model, msg: "* GenerateContentRequest.contents: contents is not specified\n"}
 	}
 	r := &chatReq{model: model, lastRole: geminiRole(contents[len(contents)-1].Role)}
+	r.question = func() (system, prompt string) {
+		for i := len(contents) - 1; i >= 0; i-- {
+			if geminiRole(contents[i].Role) == "user" {
+				prompt = geminiText(contents[i])
+				break
+			}
+		}
+		for _, c := range systemContent(either(string(w.SystemInstruction), string(w.SystemInstructionSnake))) {
+			system = geminiText(c)
+		}
+		return system, prompt
+	}
 	if g := either(w.GenerationConfig, w.GenerationConfigSnake); g != nil {
 		if m := either(g.MaxOutputTokens, g.MaxOutputTokensSnake); m != nil {
 			r.maxTokens = *m
@@ -326,7 +338,10 @@ func (a *answer) geminiResponse(parts []geminiPart, last bool, output int) gemin
 		c = geminiCandidate{FinishReason: "SAFETY", SafetyRatings: geminiSafetyRatings}
 	default:
 		c.Content = &geminiContent{Parts: parts, Role: "model"}
-		if last {
+		switch {
+		case last && a.finish == "length":
+			c.FinishReason = "MAX_TOKENS"
+		case last:
 			c.FinishReason = "STOP" // a function call also ends with STOP
 		}
 	}
@@ -376,10 +391,13 @@ func (a *answer) geminiWire(stream bool) wireAnswer {
 		return wa
 	}
 	pieces := a.pieces()
+	if len(pieces) == 0 { // an empty scripted text: one chunk all the same
+		pieces = []string{""}
+	}
 	sofar := 0
 	for i, p := range pieces {
 		sofar += utf8.RuneCountInString(p)
-		out := (sofar + 3) / 4
+		out := min((sofar+3)/4, a.completion) // a scripted count may be lower
 		last := i == len(pieces)-1
 		if last {
 			out = a.completion

@@ -19,6 +19,10 @@ type chatReq struct {
 	promptTokens int
 	tool         *toolPick // the call to answer with; nil for a text answer
 	lastRole     string    // the last message's role (Record.LastRole)
+	// question returns the system prompt and the last user message's text
+	// (Question.System, Question.Prompt); nil reads as "". Called only for a
+	// scripted Provider.Answer: other requests never decode the texts.
+	question func() (system, prompt string)
 }
 
 // toolPick is the one tool call an answer makes.
@@ -138,6 +142,23 @@ func parseChat(body []byte) (*chatReq, *reqError) {
 	r.promptTokens = (chars+3)/4 + 3*len(msgs) + 3 + toolChars/4
 	r.lastRole = msgs[len(msgs)-1].Role
 	r.tool = pickTool(w)
+	r.question = func() (system, prompt string) {
+		var sys []string
+		for _, m := range msgs {
+			if m.Role == "system" || m.Role == "developer" {
+				if s := blockText(m.Content); s != "" {
+					sys = append(sys, s)
+				}
+			}
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == "user" {
+				prompt = blockText(msgs[i].Content)
+				break
+			}
+		}
+		return strings.Join(sys, "\n"), prompt
+	}
 	return r, nil
 }
 

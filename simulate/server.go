@@ -66,6 +66,16 @@ type Provider struct {
 	// A: invalid_request_error; G: INVALID_ARGUMENT. The request is recorded
 	// as a BadRequest and uses up no scripted fault.
 	NoPrefill bool
+	// Answer, when set, writes the text of every text answer (OK, NoDone,
+	// SlowFirstToken, LateFirstToken, and the head of the streams StreamCut,
+	// StreamStall, StreamMalformed and StreamError cut short) in place of
+	// "Hello from <provider>/<model>.": given the request's Question, it
+	// returns the text, whether the answer was cut at its output limit and
+	// its output token count (see Reply). Nil keeps the default text. A
+	// tool call (any request offering tools that tool_choice does not rule
+	// out) and a ContentFilter do not call it. It is called once per answer,
+	// from the request's goroutine, so it must be safe for concurrent use.
+	Answer func(Question) Reply
 }
 
 // prefillMessage is Anthropic's refusal of an assistant prefill by the models

@@ -1,16 +1,16 @@
 //go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
 
-package batch
+package durable
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive flock on f without waiting: ErrLocked when
-// another open file description (another run) holds one. The lock ends
-// when f is closed, or its process dies.
-func lockFile(f *os.File) error {
+// TryLock takes an exclusive flock on f without waiting: ErrHeld when
+// another open file description holds one. The lock ends when f is
+// closed, or its process dies.
+func TryLock(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
@@ -27,7 +27,7 @@ func lockFile(f *os.File) error {
 		return cerr
 	}
 	if ferr == syscall.EWOULDBLOCK {
-		return ErrLocked
+		return ErrHeld
 	}
 	return ferr
 }
