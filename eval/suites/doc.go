@@ -1,0 +1,2 @@
+// Package suites holds the task suites built into detour, for `detour eval`.
+package suites
