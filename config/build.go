@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/detourhq/detour/eval/results"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/wire/anthropic"
@@ -128,6 +130,13 @@ func (b *builder) route(r Route) (*router.Route, error) {
 		CacheFor: r.CacheAnswers, Static: r.StaticAnswer, DailyCost: r.DailyCost, Adapt: r.Adapt,
 		LowerMaxTokens: r.LowerMaxTokens}
 	var errs Errors
+	if r.EvalGate != nil {
+		approve, err := b.evalGate(r.Name, r.EvalGate)
+		if err != nil {
+			errs = appendErr(errs, err)
+		}
+		out.Approve = approve
+	}
 	for _, addr := range r.Chain {
 		t, err := b.target(addr)
 		if err != nil {
@@ -292,4 +301,24 @@ func NewClient(d Dialect, baseURL, key string, hc *http.Client, h http.Header) l
 		return &gemini.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
 	}
 	return &openai.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
+}
+
+// evalGate reads the results file of route's eval_gate and returns the
+// route's Approve. The file is read once, when the config is built (each
+// load and reload); a file that cannot be read is a config error, since
+// without it no fallback target would serve.
+func (b *builder) evalGate(route string, g *EvalGate) (func(*router.Target) (bool, string), error) {
+	path := g.Results
+	if !filepath.IsAbs(path) && b.c.File != "" {
+		path = filepath.Join(filepath.Dir(b.c.File), path)
+	}
+	field := "routes." + route + ".eval_gate.results"
+	recs, err := results.Read(path)
+	if err != nil {
+		pos := b.c.where(field, false)
+		return nil, &Error{File: b.c.File, Line: pos.line, Column: pos.col, Field: field,
+			Msg: fmt.Sprintf("%v: run detour eval --route %s --results %s first, or leave eval_gate out", err, route, g.Results)}
+	}
+	ok := results.Gate(recs, results.GateSettings{Suite: g.Suite, MinAccuracy: g.MinAccuracy, MinAnswers: g.MinAnswers}, g.Results)
+	return func(t *router.Target) (bool, string) { return ok(t.ID()) }, nil
 }

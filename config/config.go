@@ -219,6 +219,25 @@ type RouteSettings struct {
 	// model list cannot tell (a quota or credit wall), at most once per
 	// Probe.GenerateEvery per target; false (probe: metadata) never bills.
 	ProbeGenerate bool
+	// EvalGate, when set, lets a fallback target serve the route only when
+	// its `detour eval` results pass the gate (router.Route.Approve); nil:
+	// no gate.
+	EvalGate *EvalGate
+}
+
+// EvalGate is a route's eval_gate: in the file, {results: FILE, suite:
+// NAME, min_accuracy: 0.8, min_answers: 5}.
+type EvalGate struct {
+	// Results is the results file of `detour eval`, relative to the config
+	// file's directory; read when the config is built (load, reload).
+	Results string
+	// Suite names the suite whose results count; "" means any.
+	Suite string
+	// MinAccuracy is the accuracy a fallback target must have shown, 0 to 1.
+	MinAccuracy float64
+	// MinAnswers is the answered calls needed; 0 means
+	// eval.DefaultGateMinAnswers.
+	MinAnswers int
 }
 
 // Defaults is the defaults: section: the settings every route of the file

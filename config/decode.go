@@ -12,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/detourhq/detour/internal/yamlnode"
 )
 
 // maxAliasDepth bounds alias and merge-key chains, so no document loops.
@@ -179,23 +181,6 @@ func (d *decoder) resolve(n ast.Node) ast.Node {
 	return nil
 }
 
-// describe names the kind of value n holds, for messages.
-func describe(n ast.Node) string {
-	switch n.(type) {
-	case nil, *ast.NullNode:
-		return "nothing"
-	case *ast.MappingNode, *ast.MappingValueNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "a number"
-	case *ast.BoolNode:
-		return "true/false"
-	}
-	return "text"
-}
-
 // child returns the path of key under path. A key that looks like an API
 // key is not repeated.
 func child(path, key string) string {
@@ -231,7 +216,7 @@ func (d *decoder) mapping(n ast.Node, path, what string) ([]pair, bool) {
 	case *ast.MappingValueNode:
 		values = []*ast.MappingValueNode{v}
 	default:
-		d.failf(n, path, "expected a mapping (key: value), got %s", describe(n))
+		d.failf(n, path, "expected a mapping (key: value), got %s", yamlnode.Describe(n))
 		return nil, false
 	}
 	var out, merged []pair
@@ -323,7 +308,7 @@ func (d *decoder) str(n ast.Node, path string) (string, bool) {
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
 		s = v.GetToken().Value
 	default:
-		d.failf(n, path, "expected text, got %s", describe(n))
+		d.failf(n, path, "expected text, got %s", yamlnode.Describe(n))
 		return "", false
 	}
 	if looksSecret(s) {
@@ -357,7 +342,7 @@ func (d *decoder) integer(n ast.Node, path string) (int, bool) {
 		d.failf(n, path, "%s is too large", v.GetToken().Value)
 		return 0, false
 	}
-	d.failf(n, path, "expected a whole number, got %s", describe(n))
+	d.failf(n, path, "expected a whole number, got %s", yamlnode.Describe(n))
 	return 0, false
 }
 
@@ -387,7 +372,7 @@ func (d *decoder) number(n ast.Node, path string) (float64, bool) {
 			return v.Value, true
 		}
 	}
-	d.failf(n, path, "expected a number, got %s", describe(n))
+	d.failf(n, path, "expected a number, got %s", yamlnode.Describe(n))
 	return 0, false
 }
 
@@ -397,7 +382,7 @@ func (d *decoder) boolean(n ast.Node, path string) (bool, bool) {
 	if v, ok := n.(*ast.BoolNode); ok {
 		return v.Value, true
 	}
-	d.failf(n, path, "expected true or false, got %s", describe(n))
+	d.failf(n, path, "expected true or false, got %s", yamlnode.Describe(n))
 	return false, false
 }
 
@@ -422,7 +407,7 @@ func (d *decoder) duration(n ast.Node, path string) (time.Duration, bool) {
 		}
 		return dur, true
 	}
-	d.failf(n, path, "expected a duration like \"30s\", got %s", describe(n))
+	d.failf(n, path, "expected a duration like \"30s\", got %s", yamlnode.Describe(n))
 	return 0, false
 }
 
@@ -478,7 +463,7 @@ func (d *decoder) limit(n ast.Node, path string, def time.Duration) (time.Durati
 		}
 		return dur, true
 	}
-	d.failf(n, path, "expected a duration like \"30s\" (or 0 for no limit), got %s", describe(n))
+	d.failf(n, path, "expected a duration like \"30s\" (or 0 for no limit), got %s", yamlnode.Describe(n))
 	return 0, false
 }
 
@@ -494,7 +479,7 @@ func (d *decoder) list(n ast.Node, path, example string) ([]ast.Node, bool) {
 		}
 		return v.Values, true
 	}
-	d.failf(n, path, "expected a list, got %s; write it like %s", describe(n), example)
+	d.failf(n, path, "expected a list, got %s; write it like %s", yamlnode.Describe(n), example)
 	return nil, false
 }
 

@@ -219,7 +219,7 @@ routes:
   b: {chain: [groq/y]}
 `,
 		`detour.yaml:2:3: defaults.chain: a chain has no default: each route lists its own`,
-		`detour.yaml:3:3: defaults.budgett: unknown field "budgett" (did you mean "budget"? fields are: budget, fail_closed_on, fallback, header_timeout, first_token, idle_timeout, max_duration, buffered, max_buffer, over_buffer, requires, cache_answers, static_answer, daily_cost_limit, adapt, lower_max_tokens, probe)`,
+		`detour.yaml:3:3: defaults.budgett: unknown field "budgett" (did you mean "budget"? fields are: budget, fail_closed_on, fallback, header_timeout, first_token, idle_timeout, max_duration, buffered, max_buffer, over_buffer, requires, cache_answers, static_answer, daily_cost_limit, adapt, lower_max_tokens, probe, eval_gate)`,
 		// reported once, where it is written, not again for routes a and b
 		`detour.yaml:4:29: defaults.fail_closed_on[1]: unknown failure kind "polcy" (did you mean "policy"?`,
 		`detour.yaml:5:16: defaults.first_token: cannot be negative`,

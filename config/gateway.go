@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/detourhq/detour/internal/yamlnode"
 )
 
 // The defaults of Gateway.
@@ -298,7 +300,7 @@ func (d *decoder) size(n ast.Node, path string) (int64, bool) {
 	case *ast.IntegerNode, *ast.StringNode:
 		text = strings.TrimSpace(v.GetToken().Value)
 	default:
-		d.failf(n, path, "expected a size like 8MiB, got %s", describe(n))
+		d.failf(n, path, "expected a size like 8MiB, got %s", yamlnode.Describe(n))
 		return 0, false
 	}
 	m := sizeRe.FindStringSubmatch(text)
@@ -335,7 +337,7 @@ func (d *decoder) delay(n ast.Node, path string, def time.Duration) (time.Durati
 	case *ast.StringNode:
 		text = strings.TrimSpace(v.Value)
 	default:
-		d.failf(n, path, "expected a duration like \"5s\" (or 0 for none), got %s", describe(n))
+		d.failf(n, path, "expected a duration like \"5s\" (or 0 for none), got %s", yamlnode.Describe(n))
 		return 0, false
 	}
 	dur, err := time.ParseDuration(text)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/internal/yamlnode"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
@@ -23,7 +24,7 @@ var (
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
-		"cache_answers", "static_answer", "daily_cost_limit", "adapt", "lower_max_tokens", "probe"}
+		"cache_answers", "static_answer", "daily_cost_limit", "adapt", "lower_max_tokens", "probe", "eval_gate"}
 	defaultsFields = routeFields[1:]
 	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
@@ -32,6 +33,8 @@ var (
 	profiles = []string{"interactive", "batch"}
 	// adaptFields are the fields of a route's adapt:.
 	adaptFields = []string{"keep_last_turns", "short_system", "drop_tool_results"}
+	// evalGateFields are the fields of a route's eval_gate:.
+	evalGateFields = []string{"results", "suite", "min_accuracy", "min_answers"}
 	// overBuffer are the words of over_buffer: what a buffered stream does
 	// past max_buffer.
 	overBuffer = []string{"stream", "fail_over"}
@@ -44,7 +47,7 @@ func (d *decoder) top(n ast.Node) {
 	case nil, *ast.NullNode, *ast.MappingNode, *ast.MappingValueNode:
 	default:
 		d.failf(n, "", "expected a mapping with providers:, targets: and routes: at the top, got %s (see examples/detour.yaml)",
-			describe(d.resolve(n)))
+			yamlnode.Describe(d.resolve(n)))
 		return
 	}
 	pairs, _ := d.mapping(n, "", "field")
@@ -323,6 +326,8 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 		r.LowerMaxTokens, _ = d.boolean(f.val, fp)
 	case "adapt":
 		r.Adapt = d.adapt(f.val, fp)
+	case "eval_gate":
+		r.EvalGate = d.evalGate(f.val, fp)
 	case "daily_cost_limit":
 		r.DailyCost, _ = d.dollars(f.val, fp)
 	case "cache_answers":
@@ -544,4 +549,38 @@ func (d *decoder) adapt(n ast.Node, path string) *fit.Adaptation {
 		}
 	}
 	return a
+}
+
+// evalGate decodes a route's eval_gate:.
+func (d *decoder) evalGate(n ast.Node, path string) *EvalGate {
+	g := &EvalGate{}
+	pairs, _ := d.mapping(n, path, "field")
+	for _, p := range pairs {
+		fp := child(path, p.key)
+		d.mark(fp, p)
+		switch p.key {
+		case "results":
+			g.Results, _ = d.str(p.val, fp)
+		case "suite":
+			g.Suite, _ = d.str(p.val, fp)
+		case "min_accuracy":
+			if v, ok := d.number(p.val, fp); ok && (v < 0 || v > 1) {
+				d.failf(p.val, fp, "must be a share from 0 to 1 (0.8 is 80%%)")
+			} else {
+				g.MinAccuracy = v
+			}
+		case "min_answers":
+			if v, ok := d.integer(p.val, fp); ok && v < 1 {
+				d.failf(p.val, fp, "must be 1 or more answered calls")
+			} else {
+				g.MinAnswers = v
+			}
+		default:
+			d.unknown(p, path, evalGateFields)
+		}
+	}
+	if g.Results == "" && len(pairs) > 0 || n != nil && len(pairs) == 0 {
+		d.failf(n, path, "needs results: the results file of detour eval (eval_gate: {results: eval.jsonl, min_accuracy: 0.8})")
+	}
+	return g
 }

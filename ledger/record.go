@@ -42,6 +42,10 @@ const (
 	// StatusSkippedContract is a target that cannot honour what the
 	// request needs (an image, logprobs, a JSON schema, ...).
 	StatusSkippedContract = "skipped_contract"
+	// StatusSkippedUnapproved is a fallback target its route's eval gate
+	// does not approve: no passing `detour eval` result on the route's
+	// suite. The reason says what it measured, or that nothing was.
+	StatusSkippedUnapproved = "skipped_unapproved"
 	// StatusProbeOK is a probe (`detour probe`, off the billing path) the
 	// target answered: its model list or metadata, or a one-token answer
 	// where its route allows one. Action is "probe"; Route is empty.

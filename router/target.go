@@ -162,6 +162,13 @@ type Route struct {
 	// tokens at the target's price) would pass it is skipped
 	// (skipped_cost); free targets go on answering.
 	DailyCost float64
+	// Approve, when set, is the route's eval gate: a candidate other than
+	// the request's first is sent to only when Approve passes it; else it
+	// is skipped (skipped_unapproved) with Approve's reason. The first
+	// candidate is the route's choice and is never gated. Nil approves
+	// every target. It must be safe for concurrent use and fast: it is
+	// called on the request path.
+	Approve func(t *Target) (ok bool, why string)
 	// Static, when set, is the route's answer when every candidate fails
 	// and no kept answer serves (a request that fails closed, or is
 	// cancelled, gets no last resort).

@@ -177,6 +177,8 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		}
 		w.skip(t, ledger.StatusSkippedNoKey, reason)
 		return permits{}, true
+	case !retry && w.route.Approve != nil && t != w.cands[0] && w.unapproved(t):
+		return permits{}, true
 	case !retry && w.hadTurn(t):
 		w.skip(t, ledger.StatusSkippedTried, "already had its turn in this request")
 		return permits{}, true
@@ -211,6 +213,17 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 		return permits{}, false
 	}
 	return p, false
+}
+
+// unapproved reports, and records as a skip, a target the route's eval
+// gate does not approve.
+func (w *walk) unapproved(t *Target) bool {
+	ok, why := w.route.Approve(t)
+	if ok {
+		return false
+	}
+	w.skip(t, ledger.StatusSkippedUnapproved, classify.OneLine("not approved by routes."+w.route.Name+".eval_gate: "+why))
+	return true
 }
 
 // refused reports, and records as a skip, a target that cannot honour
