@@ -8,8 +8,9 @@ FUZZTIME ?= 10s
 test: deps vet race fuzz
 
 ## deps: what the tests need beyond Go, installed when missing: redis-server
-## (Debian's package; the shared-health tests start their own on loopback) and
+## (Debian's package; the shared-health tests start their own on loopback),
 ## chromium (Debian's package; the HTML report's browser test drives it headless)
+## and node (Debian's nodejs; eval's checker-program grader runs JavaScript)
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -23,6 +24,12 @@ deps:
 	  echo "installing chromium (apt-get)"; \
 	  $$sudo apt-get install -y -q chromium >/dev/null 2>&1 || \
 	  { $$sudo apt-get update -q >/dev/null && $$sudo apt-get install -y -q chromium >/dev/null; }; }
+	@command -v node >/dev/null 2>&1 || { \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  command -v apt-get >/dev/null 2>&1 || { echo "node is missing and there is no apt-get: install Node.js, then run make test again"; exit 1; }; \
+	  echo "installing nodejs (apt-get)"; \
+	  $$sudo apt-get install -y -q nodejs >/dev/null 2>&1 || \
+	  { $$sudo apt-get update -q >/dev/null && $$sudo apt-get install -y -q nodejs >/dev/null; }; }
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -31,7 +38,7 @@ vet:
 	$(GO) vet -tags pprof ./cli/
 
 race: deps
-	DETOUR_REQUIRE_REDIS=1 DETOUR_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
+	DETOUR_REQUIRE_REDIS=1 DETOUR_REQUIRE_CHROMIUM=1 DETOUR_REQUIRE_NODE=1 $(GO) test -race -count=1 ./...
 
 unit:
 	$(GO) test -count=1 ./...

@@ -45,6 +45,7 @@ func TestParseDuration(t *testing.T) {
 		{"-1s", 0, false},
 		{"-5", 0, false},
 		{"+5", 0, false},
+		{"+1s", 0, false}, // a sign is garbled, never 0 (wire/exchange reads resets through this)
 		{"1e3", 0, false},
 		{"NaN", 0, false},
 		{"Inf", 0, false},

@@ -63,6 +63,7 @@ attempts per request, sends saved by parking dead targets, and time spent.`,
 			return runDemo(cmd.Context(), env, f)
 		},
 	}
+	cmd.AddCommand(newDemoEval(env))
 	fl := cmd.Flags()
 	fl.IntVarP(&f.requests, "requests", "n", 36, "requests to send (the measured day had 36)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 4, "requests in flight at once")

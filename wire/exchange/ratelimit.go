@@ -90,11 +90,9 @@ func count(v string) int {
 }
 
 // wait reads a reset duration ("6m0s", "22ms", "60"), else -1. A signed
-// one ("+1s", "-1s") is garbled: no provider writes a sign.
+// one ("+1s", "-1s") is garbled (no provider writes a sign):
+// classify.ParseDuration refuses it.
 func wait(v string) time.Duration {
-	if v = strings.TrimSpace(v); v == "" || v[0] == '+' || v[0] == '-' {
-		return -1
-	}
 	d, ok := classify.ParseDuration(v)
 	if !ok || d < 0 {
 		return -1

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/eval"
+	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/eval/suites"
+	"github.com/detourhq/detour/grade"
+	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
+	"github.com/detourhq/detour/simulate"
+)
+
+// demoSkills are the scripted skills of the demo's targets on the
+// built-in suite: accuracy per language (and "*" for the rest), and the
+// share of answers cut at their output limit (a model that thinks out
+// loud). Invented for the demo; a real run measures them.
+var demoSkills = map[string]struct {
+	acc map[string]float64
+	cut float64
+}{
+	simulate.GroqFree:    {acc: map[string]float64{"en": 0.85, "ja": 0.45}},
+	simulate.GeminiFree:  {acc: map[string]float64{"*": 0.9}},
+	simulate.OpenRouter:  {acc: map[string]float64{"*": 0.95}},
+	simulate.MistralPayg: {acc: map[string]float64{"en": 0.75, "ja": 0.55}},
+	simulate.Anthropic:   {acc: map[string]float64{"*": 0.93}},
+	simulate.DeepSeek:    {acc: map[string]float64{"*": 0.92}, cut: 0.3},
+	simulate.Together:    {acc: map[string]float64{"en": 0.85, "ja": 0.45}},
+}
+
+type demoEvalFlags struct {
+	reps        int
+	seed        uint64
+	scale       float64
+	concurrency int
+}
+
+func newDemoEval(env Env) *cobra.Command {
+	var f demoEvalFlags
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Watch detour eval measure the demo's providers on the built-in suite (no keys needed)",
+		Long: `demo eval runs detour eval, the built-in suite in English and Japanese, against
+the demo's seven fake providers: their faults of the measured day, and a
+scripted skill each (invented for the demo: one strong in English only, one
+that thinks out loud and is cut at its output limit, ...). It prints the
+report a real run prints, and the chain it proposes: quality first, cost
+next, billing pools interleaved, the unreachable left out.`,
+		Example: `  go run ./cmd/detour demo eval
+  detour demo eval --reps 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.reps < 1 || f.concurrency < 1 {
+				return withCode(ExitUsage, errors.New("--reps and --concurrency must be at least 1"))
+			}
+			return runDemoEval(cmd.Context(), env, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.reps, "reps", 2, "repetitions of each task per target")
+	fl.IntVarP(&f.concurrency, "concurrency", "c", 8, "calls in flight at once")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the fake providers' faults")
+	fl.Float64Var(&f.scale, "latency-scale", 0.05, "multiply the providers' measured latencies")
+	return cmd
+}
+
+func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
+	suite, err := suites.Builtin()
+	if err != nil {
+		return err
+	}
+	lang, pairs := map[string]string{}, map[string]simulate.Pair{}
+	for _, t := range suite.Tasks {
+		lang[t.Prompt] = t.Lang
+		pairs[t.Prompt] = simulate.Pair{Right: t.Good[0], Wrong: t.Bad[0]}
+	}
+	provs := simulate.DayProfile(f.seed)
+	for i := range provs {
+		sk, ok := demoSkills[provs[i].Name]
+		if !ok {
+			continue
+		}
+		skill := &simulate.Skill{Answers: pairs, Truncation: sk.cut, Seed: f.seed + uint64(i),
+			AccuracyOf: func(prompt string) float64 {
+				if a, ok := sk.acc[lang[prompt]]; ok {
+					return a
+				}
+				return sk.acc["*"]
+			}}
+		provs[i].Answer = skill.Answer
+	}
+	srv, err := simulate.Start(provs...)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	srv.LatencyScale = f.scale
+	var routes []*router.Route
+	var targets []router.Target
+	for _, c := range demoChain {
+		d := srv.Dialect(c.provider)
+		t := router.Target{Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: string(d),
+			PriceIn: c.in, PriceOut: c.out,
+			Client: config.NewClient(config.Dialect(d), srv.BaseURL(c.provider), "demo-key", nil, nil)}
+		routes = append(routes, &router.Route{Name: t.ID(), Chain: []router.Target{t}, Budget: policy.Interactive()})
+		targets = append(targets, t)
+	}
+	dir, err := os.MkdirTemp("", "detour-demo-eval")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	out, err := results.Open(filepath.Join(dir, "eval.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	fmt.Fprintf(env.Stdout, "detour demo eval: the built-in suite (%d tasks, English and Japanese) x %d rep(s) on %d fake providers; skills scripted, faults of the measured day\n\n",
+		len(suite.Tasks), f.reps, len(routes))
+	bar := newEvalBar(env.Stderr)
+	run := &eval.Runner{Router: &router.Router{}, Suite: suite, Targets: routes, Reps: f.reps, Concurrency: f.concurrency,
+		Progress: bar.update, Env: grade.Env{}}
+	_, err = run.Run(ctx, out)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, t := range suite.Tasks {
+		ids = append(ids, t.ID)
+	}
+	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, out.Snapshot())
+	eval.WriteTable(env.Stdout, rep)
+	fmt.Fprintln(env.Stdout)
+	prop := eval.Propose("default", rep, eval.ProposeOptions{})
+	fmt.Fprint(env.Stdout, prop.Snippet("proposed by detour demo eval (scripted skills: the figures show the shape of a real run, not real models)"))
+	return nil
+}
