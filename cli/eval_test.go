@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/detourhq/detour/eval"
 	"github.com/detourhq/detour/eval/results"
 	"github.com/detourhq/detour/grade"
 	sim "github.com/detourhq/detour/simulate"
@@ -297,5 +299,31 @@ func TestDemoEval(t *testing.T) {
 		if !strings.Contains(chain, gone) {
 			t.Errorf("proposal lacks %q:\n%s", gone, chain)
 		}
+	}
+}
+
+// --route measures the route's chain, and --json prints the report for
+// scripts, its proposal named after the route.
+func TestEvalCommand_RouteAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	suitePath, pairs := evalSuite(t, dir, false)
+	sk := &sim.Skill{Answers: pairs, Accuracy: 1}
+	_, _, vars, _ := batchFixture(t, sim.Provider{Name: "p1", Answer: sk.Answer}, sim.Provider{Name: "p2", Answer: sk.Answer})
+	code, out, errOut := run(t, vars, "", "eval", "--suite", suitePath, "--route", "default", "--reps", "1", "--json", "--results", filepath.Join(dir, "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var rep eval.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(rep.Targets) != 2 || rep.Targets[0].Target != "p1/m" || rep.Targets[1].Target != "p2/m" || rep.Targets[0].Correct != 6 {
+		t.Fatalf("targets %+v, want the chain p1/m, p2/m, each 6 of 6", rep.Targets)
+	}
+	if len(rep.Proposals) != 1 || rep.Proposals[0].Route != "default" || len(rep.Proposals[0].Chain) != 2 {
+		t.Fatalf("proposals %+v", rep.Proposals)
+	}
+	if len(rep.Warnings) == 0 || !strings.Contains(rep.Warnings[0], "tie on every task") {
+		t.Errorf("warnings %q: both targets answer everything right", rep.Warnings)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/eval"
@@ -310,5 +311,26 @@ func TestSummarize_WarnsWhenTheTopTargetsTieOnEveryTask(t *testing.T) {
 		if strings.Contains(w, "tie on every task") {
 			t.Fatalf("warning %q, but y/m was cut on task b", w)
 		}
+	}
+}
+
+// RPM paces the calls to a provider: at 600 a minute, 10 calls take at
+// least 0.9 s (the first goes at once).
+func TestEval_PacesAProvider(t *testing.T) {
+	suite := loadSuite(t, "testdata/sums.yaml")
+	pr := pairs(t, suite)
+	w := newWorld(t, suite, []scripted{{name: "a", accuracy: 1}}, func(s scripted) *sim.Skill { return &sim.Skill{Answers: pr, Accuracy: 1} })
+	out, err := results.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	start := time.Now()
+	run := &eval.Runner{Router: w.router, Suite: suite, Targets: w.routes, Reps: 1, Concurrency: 4, RPM: map[string]float64{"a": 600}}
+	if _, err := run.Run(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 850*time.Millisecond {
+		t.Fatalf("10 calls at 600 a minute took %v, want at least 0.9 s", el)
 	}
 }
