@@ -141,6 +141,6 @@ func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
 	eval.WriteTable(env.Stdout, rep)
 	fmt.Fprintln(env.Stdout)
 	prop := eval.Propose("default", rep, eval.ProposeOptions{})
-	fmt.Fprint(env.Stdout, prop.Snippet("proposed by detour demo eval (scripted skills: the figures show the shape of a real run, not real models)"))
+	fmt.Fprint(env.Stdout, eval.Snippet("proposed by detour demo eval (scripted skills: the figures show the shape of a real run, not real models)", []eval.Proposal{prop}))
 	return nil
 }

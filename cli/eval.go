@@ -71,7 +71,8 @@ pools interleaved. A better target is never put behind a cheaper one that
 measured worse by more than --tie; the report warns when the two best are
 closer than the margin their sample sizes allow. It is printed as a
 routes: snippet for detour.yaml (check accepts it), or written to
---proposal FILE.
+--proposal FILE: for --route, or else for each route of the config whose
+chain holds a measured target (or "default" when none does).
 
 Suites: "builtin" (arithmetic, date constraints, tax normalisation, relative
 dates, negative constraints and nuance, in English and Japanese) or a YAML
@@ -165,7 +166,7 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 	if p.Ungraded > 0 {
 		fmt.Fprintf(env.Stderr, "detour: %d answer(s) could not be graded and were not written (a rerun makes them again); the last: %s\n", p.Ungraded, p.Warning)
 	}
-	if err := printEvalReport(env, f, suite, routes, out.Snapshot()); err != nil {
+	if err := printEvalReport(env, f, cfg, opts, suite, routes, out.Snapshot()); err != nil {
 		return withCode(ExitFailed, err)
 	}
 	switch {
@@ -237,7 +238,7 @@ func judgeVia(r *router.Router, cfg *config.Config, opts config.BuildOptions) gr
 
 // printEvalReport summarises the records and prints the report and the
 // proposal (as JSON with --json), and writes --proposal.
-func printEvalReport(env Env, f evalFlags, suite *grade.Suite, routes []*router.Route, recs []results.Record) error {
+func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.BuildOptions, suite *grade.Suite, routes []*router.Route, recs []results.Record) error {
 	var targets []router.Target
 	for _, r := range routes {
 		targets = append(targets, r.Chain[0])
@@ -247,14 +248,14 @@ func printEvalReport(env Env, f evalFlags, suite *grade.Suite, routes []*router.
 		ids = append(ids, t.ID)
 	}
 	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, recs)
-	name := f.route
-	if name == "" {
-		name = "default"
+	o := eval.ProposeOptions{MinReachability: f.minReachability, MinAccuracy: f.minAccuracy, Tie: f.tie}
+	for _, pr := range proposalRoutes(cfg, opts, f.route, targets) {
+		p := eval.Propose(pr.name, rep.Only(pr.measured), o)
+		p.Unmeasured = pr.unmeasured
+		rep.Proposals = append(rep.Proposals, p)
 	}
-	prop := eval.Propose(name, rep, eval.ProposeOptions{MinReachability: f.minReachability, MinAccuracy: f.minAccuracy, Tie: f.tie})
-	rep.Proposals = []eval.Proposal{prop}
-	snippet := prop.Snippet(fmt.Sprintf("proposed by detour eval on %s: suite %s (%s), %d rep(s)\nquality first (bands of accuracy), then cost per correct answer; billing pools interleaved",
-		time.Now().UTC().Format("2006-01-02"), suite.Name, short12(rep.Digest), f.reps))
+	snippet := eval.Snippet(fmt.Sprintf("proposed by detour eval on %s: suite %s (%s), %d rep(s)\nquality first (bands of accuracy within %.0f points), then cost per correct answer; billing pools interleaved",
+		time.Now().UTC().Format("2006-01-02"), suite.Name, short12(rep.Digest), f.reps, 100*max(f.tie, 0)), rep.Proposals)
 	if f.proposal != "" {
 		if err := writeFileAtomic(f.proposal, []byte(snippet)); err != nil {
 			return err
@@ -267,10 +268,6 @@ func printEvalReport(env Env, f evalFlags, suite *grade.Suite, routes []*router.
 	}
 	eval.WriteTable(env.Stdout, rep)
 	fmt.Fprintln(env.Stdout)
-	if len(prop.Chain) == 0 {
-		fmt.Fprintf(env.Stdout, "no target passed the gates; nothing to propose for route %s\n", name)
-		return nil
-	}
 	io.WriteString(env.Stdout, snippet) //nolint:errcheck // stdout
 	return nil
 }
@@ -332,3 +329,47 @@ func (b *evalBar) finish() {
 
 // short12 is a digest's first 12 digits.
 func short12(d string) string { return d[:min(12, len(d))] }
+
+// proposalRoute is a route to propose a chain for: its measured targets in
+// chain order, and the others.
+type proposalRoute struct {
+	name                 string
+	measured, unmeasured []string
+}
+
+// proposalRoutes are the routes to propose for: --route, over every
+// target measured; else each route of the config whose chain holds a
+// measured target; else "default" over every target measured.
+func proposalRoutes(cfg *config.Config, opts config.BuildOptions, only string, targets []router.Target) []proposalRoute {
+	var all []string
+	measured := map[string]bool{}
+	for _, t := range targets {
+		all = append(all, t.ID())
+		measured[t.ID()] = true
+	}
+	if only != "" {
+		return []proposalRoute{{name: only, measured: all}}
+	}
+	var out []proposalRoute
+	for _, name := range cfg.RouteNames() {
+		rt, err := cfg.Lookup(name, opts)
+		if err != nil {
+			continue
+		}
+		pr := proposalRoute{name: name}
+		for _, t := range rt.Chain {
+			if measured[t.ID()] {
+				pr.measured = append(pr.measured, t.ID())
+			} else {
+				pr.unmeasured = append(pr.unmeasured, t.ID())
+			}
+		}
+		if len(pr.measured) > 0 {
+			out = append(out, pr)
+		}
+	}
+	if len(out) == 0 {
+		out = []proposalRoute{{name: "default", measured: all}}
+	}
+	return out
+}

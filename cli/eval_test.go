@@ -327,3 +327,22 @@ func TestEvalCommand_RouteAndJSON(t *testing.T) {
 		t.Errorf("warnings %q: both targets answer everything right", rep.Warnings)
 	}
 }
+
+// Without --route, each route of the config whose chain holds a measured
+// target gets a proposal; the chain's unmeasured targets are named, not
+// silently dropped.
+func TestEvalCommand_ProposesPerRoute(t *testing.T) {
+	dir := t.TempDir()
+	suitePath, pairs := evalSuite(t, dir, false)
+	sk := &sim.Skill{Answers: pairs, Accuracy: 1}
+	_, _, vars, _ := batchFixture(t, sim.Provider{Name: "p1", Answer: sk.Answer}, sim.Provider{Name: "p2", Answer: sk.Answer})
+	code, out, errOut := run(t, vars, "", "eval", "--suite", suitePath, "--targets", "p2/m", "--reps", "1", "--results", filepath.Join(dir, "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"  default:\n    chain:\n      - p2/m", "  gpt-4o-mini:\n    chain:\n      - p2/m", "# not measured (add it back if you keep it): p1/m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("proposal lacks %q:\n%s", want, out)
+		}
+	}
+}

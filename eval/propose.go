@@ -35,6 +35,9 @@ type Proposal struct {
 	Chain []ProposedEntry `json:"chain"`
 	// Left are the targets measured but left out, and why.
 	Left []ProposedEntry `json:"left_out,omitempty"`
+	// Unmeasured are targets of the route's chain that were not measured:
+	// the proposal says nothing of them.
+	Unmeasured []string `json:"unmeasured,omitempty"`
 }
 
 // ProposedEntry is one target of a proposal, with the figures behind its
@@ -161,21 +164,33 @@ func usd(x float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.*f", max(2, 1-int(math.Floor(math.Log10(x)))), x), "0"), ".")
 }
 
-// Snippet is p as a detour.yaml fragment (routes: NAME: chain:), each
-// target's figures in a comment, the left-out ones listed in comments.
-func (p Proposal) Snippet(header string) string {
+// Snippet is ps as a detour.yaml fragment (routes: NAME: chain:) under
+// header's lines as comments, each target's figures in a comment, the
+// left-out and unmeasured ones listed in comments. A route with no target
+// left gets a comment, never an empty chain.
+func Snippet(header string, ps []Proposal) string {
 	var b strings.Builder
 	for _, l := range strings.Split(strings.TrimSpace(header), "\n") {
 		if l != "" {
 			fmt.Fprintf(&b, "# %s\n", l)
 		}
 	}
-	fmt.Fprintf(&b, "routes:\n  %s:\n    chain:\n", yamlKey(p.Route))
-	for _, e := range p.Chain {
-		fmt.Fprintf(&b, "      - %s  # %s\n", yamlKey(e.Target), e.Why)
-	}
-	for _, e := range p.Left {
-		fmt.Fprintf(&b, "      # left out: %s: %s\n", e.Target, e.Why)
+	b.WriteString("routes:\n")
+	for _, p := range ps {
+		if len(p.Chain) == 0 {
+			fmt.Fprintf(&b, "  # %s: no measured target passed the gates; its chain is left as it is\n", p.Route)
+		} else {
+			fmt.Fprintf(&b, "  %s:\n    chain:\n", yamlKey(p.Route))
+			for _, e := range p.Chain {
+				fmt.Fprintf(&b, "      - %s  # %s\n", yamlKey(e.Target), e.Why)
+			}
+		}
+		for _, e := range p.Left {
+			fmt.Fprintf(&b, "      # left out: %s: %s\n", e.Target, e.Why)
+		}
+		for _, id := range p.Unmeasured {
+			fmt.Fprintf(&b, "      # not measured (add it back if you keep it): %s\n", id)
+		}
 	}
 	return b.String()
 }

@@ -202,3 +202,20 @@ func sameScores(a, b TargetReport, tasks []string) bool {
 	}
 	return true
 }
+
+// Only returns rep with just the targets named by ids, in that order
+// (ids not in rep are left out), and its warnings made anew for them.
+func (rep Report) Only(ids []string) Report {
+	out := rep
+	out.Targets, out.Proposals = nil, nil
+	for _, id := range ids {
+		for _, t := range rep.Targets {
+			if t.Target == id {
+				out.Targets = append(out.Targets, t)
+				break
+			}
+		}
+	}
+	out.Warnings = warnings(out)
+	return out
+}
