@@ -140,7 +140,7 @@ func TestRun_PacedHeadTakesItsShareAndTheRestFlowsOn(t *testing.T) {
 	}
 	held := 0
 	for _, rec := range book.Records() {
-		if rec.Status == ledger.StatusSkippedDisabled && rec.Provider == "p1" && strings.Contains(rec.Reason, "detour batch's pace for p1") {
+		if rec.Status == ledger.StatusSkippedPaced && rec.Provider == "p1" && strings.Contains(rec.Reason, "detour batch's pace for p1") {
 			held++
 		}
 	}

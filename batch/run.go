@@ -425,8 +425,8 @@ func (r *Runner) send(ctx context.Context, clk clock.Clock, it Item, route *rout
 // plan returns the route one send of an item goes down, and ctx carrying
 // the turn its first candidate waited for, when Limits pace it. A
 // candidate whose provider's next turn is more than Patience away is held
-// back: turned off in a copy of route (a recorded skip,
-// skipped_disabled), so that the item flows down the chain as it would
+// back: marked Paced in a copy of route (a recorded skip,
+// skipped_paced), so that the item flows down the chain as it would
 // past a parked target, while the paced provider gets its share. When
 // every candidate is held back, the item waits for the first one's turn.
 // ok is false when ctx ended first. kept skips it all: the answer is kept,
@@ -446,7 +446,7 @@ func (r *Runner) plan(ctx context.Context, clk clock.Clock, route *router.Route,
 			cp.Chain = append([]router.Target(nil), route.Chain...)
 			for _, h := range held {
 				p := cp.Chain[h].Provider
-				cp.Chain[h].Disabled = fmt.Sprintf("detour batch's pace for %s (%.0f a minute; its next turn is past the %s an item waits)",
+				cp.Chain[h].Paced = fmt.Sprintf("detour batch's pace for %s (%.0f a minute; its next turn is past the %s an item waits)",
 					p, r.Limits.RPM(p), r.patience())
 			}
 			route = &cp
@@ -456,7 +456,7 @@ func (r *Runner) plan(ctx context.Context, clk clock.Clock, route *router.Route,
 	first := -1
 	for i := range route.Chain {
 		t := &route.Chain[i]
-		if t.Client == nil || t.Disabled != "" || (r.Router.Health != nil && parked(r.Router.Health, t, now)) {
+		if t.Client == nil || t.Disabled != "" || t.Paced != "" || (r.Router.Health != nil && parked(r.Router.Health, t, now)) {
 			continue
 		}
 		if first < 0 {
@@ -488,7 +488,7 @@ func (r *Runner) patience() time.Duration {
 // parked reports whether t, its account or its endpoint is parked (or
 // on trial with a probe out), as the router reads it.
 func parked(hb *health.Breaker, t *router.Target, now time.Time) bool {
-	for _, k := range [...]string{t.ID(), t.AccountKey(), t.EndpointKey()} {
+	for _, k := range t.HealthKeys() {
 		if e := hb.Get(k, now); e.State == health.Open || e.State == health.HalfOpen && !e.ProbeUntil.IsZero() {
 			return true
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/report"
 	"github.com/detourhq/detour/router"
 )
 
@@ -66,7 +67,7 @@ type checkReport struct {
 	Tracing checkTracing `json:"tracing"`
 	Probe   checkProbe   `json:"probe"`
 	Routes  []checkRoute `json:"routes"`
-	// Stale lists routes whose head has been parked past StaleAfter: a
+	// Stale lists routes whose head has been parked past report.StaleAfter: a
 	// free tier dry for days is a config problem, not an incident. Each
 	// is also a warning.
 	Stale    []staleRoute `json:"stale_routes"`
@@ -95,11 +96,7 @@ type checkProbe struct {
 	GenerateRoutes []string `json:"generate_routes"`
 }
 
-// StaleAfter is how long a route's head may stay parked before check and
-// report flag the route as staying degraded.
-const StaleAfter = 24 * time.Hour
-
-// staleRoute is a route whose head has been parked for StaleAfter or more.
+// staleRoute is a route whose head has been parked for report.StaleAfter or more.
 type staleRoute struct {
 	Route string `json:"route"`
 	// Head is the route's first target; Key the health key parked (the
@@ -112,7 +109,7 @@ type staleRoute struct {
 }
 
 // staleRoutes returns the routes whose head has a key parked since
-// StaleAfter before now or earlier.
+// report.StaleAfter before now or earlier.
 func staleRoutes(names []string, routes map[string]*router.Route, parked []health.Park, now time.Time) []staleRoute {
 	out := []staleRoute{}
 	by := map[string]health.Park{}
@@ -125,9 +122,9 @@ func staleRoutes(names []string, routes map[string]*router.Route, parked []healt
 			continue
 		}
 		head := &r.Chain[0]
-		for _, k := range []string{head.ID(), head.AccountKey(), head.EndpointKey()} {
+		for _, k := range head.HealthKeys() {
 			p, ok := by[k]
-			if !ok || p.Since.IsZero() || now.Sub(p.Since) < StaleAfter {
+			if !ok || p.Since.IsZero() || now.Sub(p.Since) < report.StaleAfter {
 				continue
 			}
 			out = append(out, staleRoute{Route: name, Head: head.ID(), Key: k, Since: p.Since, Until: p.Until, Reason: p.Reason})
@@ -145,15 +142,7 @@ func staleWarning(s staleRoute, now time.Time) string {
 	}
 	return fmt.Sprintf("route %s: its head %s has been parked since %s (%s): %s; a target dry this long is a config problem, "+
 		"not an incident: move it down the chain, or fix its account", s.Route, what, s.Since.Local().Format("2006-01-02 15:04"),
-		ageText(now.Sub(s.Since)), s.Reason)
-}
-
-// ageText is d in days and hours ("3d 2h"), or hours and minutes.
-func ageText(d time.Duration) string {
-	if d >= 24*time.Hour {
-		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-	return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+		report.Age(now.Sub(s.Since)), s.Reason)
 }
 
 // checkTracing says whether serve and ask trace requests, and where the

@@ -65,7 +65,7 @@ func (s *Server) parkedWait(route *router.Route, now time.Time) time.Duration {
 	for i := range route.Chain {
 		t := &route.Chain[i]
 		var until time.Time
-		for _, key := range [...]string{t.ID(), t.AccountKey(), t.EndpointKey()} {
+		for _, key := range t.HealthKeys() {
 			if e := s.health.Get(key, now); e.State == health.Open && e.Until.After(until) {
 				until = e.Until
 			}

@@ -231,7 +231,7 @@ func (s *Server) onAttempt(a router.Attempt) {
 // account's park leaves that park waiting for the send that probes it.
 func (m *metrics) probed(t *router.Target, now time.Time) bool {
 	probe := false
-	for _, key := range [...]string{t.ID(), t.AccountKey(), t.EndpointKey()} {
+	for _, key := range t.HealthKeys() {
 		if v, ok := m.parked.Load(key); ok && !now.Before(v.(time.Time)) && m.parked.CompareAndDelete(key, v) {
 			probe = true
 		}

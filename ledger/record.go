@@ -23,6 +23,10 @@ const (
 	// StatusSkippedDisabled is a target the config turns off (a
 	// provider's or a target's disabled: true).
 	StatusSkippedDisabled = "skipped_disabled"
+	// StatusSkippedPaced is a target its caller held back for the request:
+	// `detour batch`'s pace for its provider had no turn soon enough, so
+	// the item went on down the chain. Not the target's failure.
+	StatusSkippedPaced = "skipped_paced"
 	// StatusLastResort is an answer the route gave itself when every
 	// candidate failed: a kept answer to the same request (provider
 	// "detour", model "cache") or its static answer (model "static"),

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"time"
 )
@@ -66,7 +65,7 @@ func (s *Summary) flags(r *Report) []RouteFlag {
 		if w, ok := open[id]; ok && s.latest.Sub(w.Start) >= StaleAfter {
 			out = append(out, RouteFlag{Route: name, Head: id, Why: "walled", Since: w.Start,
 				Text: fmt.Sprintf("route %s: its head %s has been behind a wall since %s (%s, %s): a config problem, not an incident; move it down the chain or fix its account",
-					name, id, w.Start.UTC().Format("2006-01-02 15:04"), dayHours(s.latest.Sub(w.Start)), w.Status)})
+					name, id, w.Start.UTC().Format("2006-01-02 15:04"), Age(s.latest.Sub(w.Start)), w.Status)})
 			continue
 		}
 		t := targets[id]
@@ -80,11 +79,11 @@ func (s *Summary) flags(r *Report) []RouteFlag {
 	return out
 }
 
-// dayHours is d as "3d 2h" (or "5h" under a day).
-func dayHours(d time.Duration) string {
-	h := int(math.Round(d.Hours()))
-	if h >= 24 {
-		return fmt.Sprintf("%dd %dh", h/24, h%24)
+// Age is d for people: days and hours ("3d 2h") from a day up, else
+// hours and minutes ("5h 12m"). check and report say a wall's age with it.
+func Age(d time.Duration) string {
+	if d >= 24*time.Hour {
+		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
 	}
-	return fmt.Sprintf("%dh", h)
+	return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
 }

@@ -84,3 +84,16 @@ func TestReport_FailoversScopesDegraded(t *testing.T) {
 		t.Errorf("a probe_ok counted in reachability: %v", *a.ReachabilityPct)
 	}
 }
+
+func TestAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		26*time.Hour + 59*time.Minute: "1d 2h",
+		5*time.Hour + 12*time.Minute:  "5h 12m",
+		74 * time.Hour:                "3d 2h",
+		0:                             "0h 0m",
+	} {
+		if got := Age(d); got != want {
+			t.Errorf("Age(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -35,6 +35,11 @@ type Target struct {
 	// ("providers.groq.disabled"): it is skipped (skipped_disabled), never
 	// sent to. A kill switch, flipped by a config reload.
 	Disabled string
+	// Paced, when set, says why the caller holds the target back for this
+	// request (batch's pace for its provider: its next turn is too far
+	// off): it is skipped (skipped_paced), never sent to, and the request
+	// flows down the chain. Not the target's failure; nothing is parked.
+	Paced string
 	// Context is the context window in tokens; 0 means unknown.
 	Context int
 	// MaxOutput is the output cap in tokens; 0 means unknown.
@@ -75,6 +80,12 @@ func (t *Target) EndpointKey() string {
 		return "endpoint:" + t.Endpoint
 	}
 	return "endpoint:provider:" + t.Provider
+}
+
+// HealthKeys returns the keys a park of t can sit under, in the order a
+// walk reads them: its own (ID), its account's and its endpoint's.
+func (t *Target) HealthKeys() [3]string {
+	return [3]string{t.ID(), t.AccountKey(), t.EndpointKey()}
 }
 
 // ModelFamily returns Family, or Model when Family is empty.

@@ -170,6 +170,9 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	case t.Disabled != "":
 		w.skip(t, ledger.StatusSkippedDisabled, "turned off by "+t.Disabled)
 		return permits{}, true
+	case t.Paced != "":
+		w.skip(t, ledger.StatusSkippedPaced, t.Paced)
+		return permits{}, true
 	case t.Client == nil:
 		reason := "no key"
 		if t.KeyEnv != "" {
@@ -534,7 +537,7 @@ func estimate(req *llm.Request, t *Target) llm.Usage {
 func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 	now := w.clk.Now()
 	for _, t := range w.cands[idx+1:] {
-		if t.Client == nil || t.Disabled != "" || w.hadTurn(t) {
+		if t.Client == nil || t.Disabled != "" || t.Paced != "" || w.hadTurn(t) {
 			continue
 		}
 		if missing, _ := contract(t, w.req, w.route); len(missing) > 0 {
@@ -673,6 +676,8 @@ func (w *walk) unreached(t *Target) string {
 		return "no key"
 	case t.Disabled != "":
 		return "turned off by " + t.Disabled
+	case t.Paced != "":
+		return t.Paced
 	case w.blocked(t, w.clk.Now()):
 		return "parked"
 	}
