@@ -42,11 +42,16 @@ func ParseDuration(s string) (d time.Duration, ok bool) {
 	if s == "" {
 		return 0, false
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if s[0] == '-' || s[0] == '+' || strings.ContainsAny(s, "eEinfINFxX_") {
-			return 0, false
+	// Bare seconds end in a digit; a unit-suffixed value ("6m0s") is not
+	// tried as a float (a failed ParseFloat allocates its error: this runs
+	// on every answer's rate-limit headers).
+	if c := s[len(s)-1]; c >= '0' && c <= '9' || c == '.' {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			if s[0] == '-' || s[0] == '+' || strings.ContainsAny(s, "eEinfINFxX_") {
+				return 0, false
+			}
+			return fromNanos(f * 1e9)
 		}
-		return fromNanos(f * 1e9)
 	}
 	var total float64
 	parts := 0

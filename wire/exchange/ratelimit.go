@@ -15,11 +15,7 @@ import (
 // time Anthropic's resets are counted from is the response's Date header,
 // or the wall clock when it has none.
 func RateLimitOf(h http.Header) *llm.RateLimit {
-	now, err := http.ParseTime(h.Get("Date"))
-	if err != nil {
-		now = time.Now()
-	}
-	return RateLimitAt(h, now)
+	return readRateLimit(h, &lazyNow{h: h})
 }
 
 // RateLimitAt reads what a provider said of its rate limits in a
@@ -38,22 +34,75 @@ func RateLimitOf(h http.Header) *llm.RateLimit {
 // A value missing, negative or garbled is unknown (-1); when both
 // dialects' headers come, the OpenAI ones win field by field.
 func RateLimitAt(h http.Header, now time.Time) *llm.RateLimit {
-	rl := llm.UnknownRateLimit()
-	rl.LimitRequests = count(h.Get("X-Ratelimit-Limit-Requests"))
-	rl.RemainingRequests = count(h.Get("X-Ratelimit-Remaining-Requests"))
-	rl.ResetRequests = wait(h.Get("X-Ratelimit-Reset-Requests"))
-	rl.LimitTokens = count(h.Get("X-Ratelimit-Limit-Tokens"))
-	rl.RemainingTokens = count(h.Get("X-Ratelimit-Remaining-Tokens"))
-	rl.ResetTokens = wait(h.Get("X-Ratelimit-Reset-Tokens"))
+	return readRateLimit(h, &lazyNow{t: now, ok: true})
+}
 
-	const a = "Anthropic-Ratelimit-"
-	fill(&rl.LimitRequests, count(h.Get(a+"Requests-Limit")))
-	fill(&rl.RemainingRequests, count(h.Get(a+"Requests-Remaining")))
-	fill(&rl.ResetRequests, until(h.Get(a+"Requests-Reset"), now))
+// The headers read, in canonical form so that each is one map lookup.
+const (
+	limitRequests     = "X-Ratelimit-Limit-Requests"
+	remainingRequests = "X-Ratelimit-Remaining-Requests"
+	resetRequests     = "X-Ratelimit-Reset-Requests"
+	limitTokens       = "X-Ratelimit-Limit-Tokens"
+	remainingTokens   = "X-Ratelimit-Remaining-Tokens"
+	resetTokens       = "X-Ratelimit-Reset-Tokens"
+	anLimitRequests   = "Anthropic-Ratelimit-Requests-Limit"
+	anRemainRequests  = "Anthropic-Ratelimit-Requests-Remaining"
+	anResetRequests   = "Anthropic-Ratelimit-Requests-Reset"
+)
+
+// anthropicTokens are Anthropic's token budgets: limit, remaining, reset.
+var anthropicTokens = [3][3]string{
+	{"Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
+	{"Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
+	{"Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
+}
+
+// lazyNow is the time resets are counted from, read only when a reset
+// time needs it: the response's Date, else the clock.
+type lazyNow struct {
+	h  http.Header
+	t  time.Time
+	ok bool
+}
+
+func (n *lazyNow) get() time.Time {
+	if !n.ok {
+		t, err := http.ParseTime(get(n.h, "Date"))
+		if err != nil {
+			t = time.Now()
+		}
+		n.t, n.ok = t, true
+	}
+	return n.t
+}
+
+// get is h's first value of the canonical key k: one map lookup.
+func get(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// readRateLimit reads h (see RateLimitAt). Most answers carry one dialect's
+// headers or none, so each is one map lookup and nothing is parsed that
+// is not there: it runs on every answer.
+func readRateLimit(h http.Header, now *lazyNow) *llm.RateLimit {
+	rl := llm.UnknownRateLimit()
+	rl.LimitRequests = count(get(h, limitRequests))
+	rl.RemainingRequests = count(get(h, remainingRequests))
+	rl.ResetRequests = wait(get(h, resetRequests))
+	rl.LimitTokens = count(get(h, limitTokens))
+	rl.RemainingTokens = count(get(h, remainingTokens))
+	rl.ResetTokens = wait(get(h, resetTokens))
+
+	fill(&rl.LimitRequests, count(get(h, anLimitRequests)))
+	fill(&rl.RemainingRequests, count(get(h, anRemainRequests)))
+	fill(&rl.ResetRequests, until(get(h, anResetRequests), now))
 	if rl.RemainingTokens < 0 && rl.LimitTokens < 0 && rl.ResetTokens < 0 {
 		found := false
-		for _, k := range []string{"Tokens", "Input-Tokens", "Output-Tokens"} {
-			lim, rem, reset := count(h.Get(a+k+"-Limit")), count(h.Get(a+k+"-Remaining")), until(h.Get(a+k+"-Reset"), now)
+		for _, k := range anthropicTokens {
+			lim, rem, reset := count(get(h, k[0])), count(get(h, k[1])), until(get(h, k[2]), now)
 			if lim < 0 && rem < 0 && reset < 0 {
 				continue
 			}
@@ -66,7 +115,8 @@ func RateLimitAt(h http.Header, now time.Time) *llm.RateLimit {
 	if !rl.Known() {
 		return nil
 	}
-	return &rl
+	out := rl // only a known one goes to the heap
+	return &out
 }
 
 // fill sets *dst to v when *dst is unknown.
@@ -102,7 +152,7 @@ func wait(v string) time.Duration {
 
 // until reads a reset time (RFC 3339) as the wait from now to it, 0 for a
 // time past; else -1.
-func until(v string, now time.Time) time.Duration {
+func until(v string, now *lazyNow) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return -1
@@ -111,5 +161,5 @@ func until(v string, now time.Time) time.Duration {
 	if err != nil {
 		return -1
 	}
-	return max(t.Sub(now), 0)
+	return max(t.Sub(now.get()), 0)
 }
