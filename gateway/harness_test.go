@@ -44,6 +44,8 @@ type fixture struct {
 	ts     *httptest.Server
 	ledger *ledger.Memory
 	logs   *syncBuffer
+	// upURL is the base of the providers: upURL/p1/v1 is p1's.
+	upURL string
 
 	// chats counts the chat requests that reached the gateway.
 	chats atomic.Int64
@@ -95,6 +97,7 @@ func newFixture(t *testing.T, s setup) *fixture {
 		}
 	}))
 	t.Cleanup(func() { srv.Close(); up.Close() })
+	f.upURL = up.URL
 	gw := s.gateway
 	if gw == "" {
 		gw = defaultGateway
