@@ -91,7 +91,7 @@ a grader that disagrees with its known answers; 130 interrupted.`,
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&f.targets, "targets", "t", nil, "targets to measure, provider/model (repeat or comma-separate)")
-	fl.StringVarP(&f.route, "route", "r", "", "measure this route's chain, and name the proposal after it (default: the proposal is for route \"default\")")
+	fl.StringVarP(&f.route, "route", "r", "", "measure this route's chain (or, with --targets, propose a chain for it from them)")
 	fl.StringVar(&f.suite, "suite", "builtin", "task suite: builtin, or a YAML file")
 	fl.IntVar(&f.reps, "reps", 3, "repetitions of each task per target")
 	fl.StringVar(&f.results, "results", "detour-eval.jsonl", "results file, one line per call; a rerun resumes it")
@@ -110,6 +110,9 @@ a grader that disagrees with its known answers; 130 interrupted.`,
 func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 	if f.reps < 1 || f.concurrency < 1 {
 		return withCode(ExitUsage, errors.New("--reps and --concurrency must be 1 or more"))
+	}
+	if f.tie > 1 || f.minAccuracy < 0 || f.minAccuracy > 1 || f.minReachability > 1 {
+		return withCode(ExitUsage, errors.New("--tie, --min-accuracy and --min-reachability are shares from 0 to 1 (0.05 is 5 points)"))
 	}
 	suite, err := loadSuite(f.suite)
 	if err != nil {

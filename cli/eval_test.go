@@ -156,6 +156,7 @@ func TestEvalCommand_Usage(t *testing.T) {
 	}{
 		{[]string{"eval"}, ExitUsage, "--targets provider/model"},
 		{[]string{"eval", "--targets", "p1/m", "--reps", "0"}, ExitUsage, "--reps"},
+		{[]string{"eval", "--targets", "p1/m", "--tie", "5"}, ExitUsage, "0.05 is 5 points"},
 		{[]string{"eval", "--targets", "nope/m"}, ExitConfig, "nope"},
 		{[]string{"eval", "--targets", "p1/m", "--suite", "/nonexistent.yaml"}, ExitConfig, "nonexistent.yaml"},
 	} {
