@@ -94,7 +94,9 @@ func (f *rsFixture) sends() int {
 }
 
 // echo answers with the system prompt and the prompt it got.
-func echo(q sim.Question) sim.Reply { return sim.Reply{Text: "sys=" + q.System + " prompt=" + q.Prompt} }
+func echo(q sim.Question) sim.Reply {
+	return sim.Reply{Text: "sys=" + q.System + " prompt=" + q.Prompt}
+}
 
 const rsRoutes = `  gpt: {chain: [oa/m], budget: {base_backoff: 1ms, max_backoff: 2ms}}
   claude: {chain: [an/claude-x], budget: {base_backoff: 1ms, max_backoff: 2ms}}
