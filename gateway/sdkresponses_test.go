@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/gateway"
@@ -21,9 +22,10 @@ import (
 	sim "github.com/detourhq/detour/simulate"
 )
 
-// rsFixture is a gateway in front of fake providers "oa" (OpenAI dialect)
-// and "an" (Anthropic dialect), with the routes the test gives, and a
-// record of every upstream request body.
+// rsFixture is a gateway in front of fake providers "oa" (OpenAI dialect;
+// "oar" is the same one declared to reason) and "an" (Anthropic dialect),
+// with the routes the test gives, and a record of every upstream request
+// body.
 type rsFixture struct {
 	ts     *httptest.Server
 	ledger *ledger.Memory
@@ -53,6 +55,7 @@ func newRsFixture(t *testing.T, routes string, oa, an sim.Provider) *rsFixture {
 	cfg, err := config.Parse("detour.yaml", []byte(`providers:
   oa: {base_url: `+up.URL+`/oa/v1, key_env: OA_KEY}
   an: {dialect: anthropic, base_url: `+up.URL+`/an, key_env: AN_KEY}
+  oar: {base_url: `+up.URL+`/oa/v1, key_env: OA_KEY, offers: [reasoning, tools]}
 routes:
 `+routes))
 	if err != nil {
@@ -348,5 +351,29 @@ func TestSDKResponses_LengthIsIncomplete(t *testing.T) {
 	}
 	if s.Err() != nil || last.Type != "response.incomplete" || last.Response.IncompleteDetails.Reason != "max_output_tokens" {
 		t.Errorf("stream ended with %v, %s", s.Err(), last.RawJSON())
+	}
+}
+
+// reasoning.effort reaches a target declared to reason as
+// reasoning_effort; a target not declared to is skipped for it, so the
+// request fails closed with a 400 naming it, before any send.
+func TestSDKResponses_ReasoningEffort(t *testing.T) {
+	f := newRsFixture(t, rsRoutes, sim.Provider{}, sim.Provider{})
+	params := responses.ResponseNewParams{Model: "oar/m", Reasoning: shared.ReasoningParam{Effort: shared.ReasoningEffortLow},
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("think")}}
+	if _, err := f.client().Responses.New(ctx(t), params); err != nil {
+		t.Fatal(err)
+	}
+	if sent := f.last(t); !strings.Contains(sent, `"reasoning_effort":"low"`) {
+		t.Errorf("upstream got %s", sent)
+	}
+	params.Model = "gpt"
+	_, err := f.client().Responses.New(ctx(t), params)
+	var oe *openai.Error
+	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Code != "unsupported_request" || !strings.Contains(oe.Message, "reasoning_effort") {
+		t.Fatalf("err = %v", err)
+	}
+	if f.sends() != 1 {
+		t.Errorf("%d upstream sends, want 1", f.sends())
 	}
 }
