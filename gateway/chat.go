@@ -22,11 +22,17 @@ type dialect uint8
 const (
 	openAIDialect dialect = iota
 	anthropicDialect
+	// responsesDialect is OpenAI's Responses API: errors in OpenAI's
+	// shape, and no target of its own (every request is translated).
+	responsesDialect
 )
 
 func (d dialect) String() string {
-	if d == anthropicDialect {
+	switch d {
+	case anthropicDialect:
 		return "anthropic"
+	case responsesDialect:
+		return "responses"
 	}
 	return "openai"
 }
@@ -41,6 +47,9 @@ type chatRequest struct {
 	stream bool
 	// includeUsage is OpenAI's stream_options.include_usage.
 	includeUsage bool
+	// rs is what a Responses answer repeats of its request; nil on the
+	// other surfaces.
+	rs *rsEcho
 }
 
 // call is one chat request being served.
@@ -74,7 +83,8 @@ type call struct {
 	ttft      time.Duration
 }
 
-// serveChat serves POST /v1/chat/completions and POST /v1/messages.
+// serveChat serves POST /v1/chat/completions, POST /v1/messages and POST
+// /v1/responses.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
 	h := w.Header()
@@ -113,17 +123,22 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	defer c.releaseBody()
 	ae = s.readBody(w, r, buf)
 	if ae == nil {
-		if d == anthropicDialect {
+		switch d {
+		case anthropicDialect:
 			ae = parseAnthropic(buf.Bytes(), &c.cr)
-		} else {
+		case responsesDialect:
+			ae = parseResponses(buf.Bytes(), &c.cr) // its needs too: no target gets it raw
+		default:
 			ae = parseOpenAI(buf.Bytes(), &c.cr)
 		}
 	}
 	if ae == nil {
-		c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
+		if d != responsesDialect {
+			c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
+		}
 		ae = c.resolve()
 	}
-	if ae == nil && c.route.ReadsNeeds(d.String()) {
+	if ae == nil && d != responsesDialect && c.route.ReadsNeeds(d.String()) {
 		// Only a target of another dialect, or one that says what it
 		// offers, looks at what the body carries: a route of the client's
 		// dialect alone sends it raw, unread.
@@ -450,9 +465,12 @@ func (c *call) serveComplete(ctx context.Context) {
 	}
 	p := getBytes()
 	b := *p
-	if c.d == anthropicDialect {
+	switch c.d {
+	case anthropicDialect:
 		b = appendAnthropicMessage(b, c, res.Response)
-	} else {
+	case responsesDialect:
+		b = appendResponsesObject(b, c, res.Response)
+	default:
 		b = appendOpenAICompletion(b, c, res.Response)
 	}
 	h["Content-Type"] = []string{"application/json"}

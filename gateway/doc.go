@@ -1,6 +1,10 @@
 // Package gateway is detour's OpenAI- and Anthropic-compatible HTTP gateway:
 // any app pointing its OpenAI SDK (base URL http://HOST/v1) or Anthropic SDK
 // (base URL http://HOST) at it gets detour's fallback routing, unchanged.
+// It serves chat completions, Anthropic Messages and, statelessly, OpenAI's
+// Responses API (POST /v1/responses: translated for every target, since no
+// provider speaks it; previous_response_id is a 400, as detour keeps no
+// conversation).
 //
 // A request's model names a route of the config, or a provider/model target
 // (with OpenRouter's "models": [...] it names its own candidates). Streams

@@ -98,7 +98,15 @@ func (e *apiError) anthropicType() string {
 // appendOpenAIError appends {"error":{"message","type","param","code"}}:
 // all four keys, as the OpenAI SDKs read them.
 func appendOpenAIError(b []byte, e *apiError) []byte {
-	b = append(b, `{"error":{"message":`...)
+	b = append(b, `{"error":`...)
+	b = appendOpenAIErrorObject(b, e)
+	return append(b, '}')
+}
+
+// appendOpenAIErrorObject appends {"message","type","param","code"}: the
+// value of OpenAI's "error" key.
+func appendOpenAIErrorObject(b []byte, e *apiError) []byte {
+	b = append(b, `{"message":`...)
 	b = jsonw.String(b, e.Message)
 	b = append(b, `,"type":`...)
 	b = jsonw.String(b, e.openAIType())
@@ -106,7 +114,7 @@ func appendOpenAIError(b []byte, e *apiError) []byte {
 	b = appendStringOrNull(b, e.Param)
 	b = append(b, `,"code":`...)
 	b = appendStringOrNull(b, e.Code)
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 // appendAnthropicError appends {"type":"error","error":{"type","message"}}.

@@ -68,6 +68,7 @@ type traceExtractor interface {
 //
 //	POST /v1/chat/completions   OpenAI chat completions, streamed or not
 //	POST /v1/messages           Anthropic messages, streamed or not
+//	POST /v1/responses          OpenAI Responses, streamed or not (stateless)
 //	GET  /v1/models[/{id}]      the routes and targets the client's key may use
 //	GET  /healthz, /readyz      liveness and readiness
 //	GET  /metrics               Prometheus metrics (a registry of its own),
@@ -187,6 +188,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.method(w, r, http.MethodPost, anthropicDialect) {
 			s.serveChat(w, r, anthropicDialect)
 		}
+	case "/v1/responses", "/responses":
+		if s.method(w, r, http.MethodPost, responsesDialect) {
+			s.serveChat(w, r, responsesDialect)
+		}
 	case "/v1/models", "/models":
 		if s.method(w, r, http.MethodGet, modelsDialect(r)) {
 			s.serveModels(w, r, "")
@@ -219,9 +224,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(p, "/v1/messages") {
 			d = anthropicDialect
 		}
+		if strings.HasPrefix(p, "/v1/responses/") || strings.HasPrefix(p, "/responses/") {
+			writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+				Message: fmt.Sprintf("%s %s: detour keeps no responses (store is never honoured), so none can be "+
+					"retrieved, cancelled or deleted", r.Method, p)}, "")
+			return
+		}
 		writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
-			Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models",
-				r.Method, p)}, "")
+			Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages, "+
+				"POST /v1/responses and GET /v1/models", r.Method, p)}, "")
 	}
 }
 

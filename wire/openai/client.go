@@ -52,9 +52,12 @@ func (c *Client) Carries(need string) bool { return carried[need] }
 
 // carried are the needs Carries says yes to.
 var carried = map[string]bool{
-	"thinking":        true,
-	"response_format": true,
-	llm.NeedImage:     true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
+	"thinking": true,
+	// A reasoning effort asked in another surface's words (the Responses
+	// API's reasoning.effort) is reasoning_effort here.
+	"reasoning_effort": true,
+	"response_format":  true,
+	llm.NeedImage:      true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
 	llm.NeedDocument: true, llm.NeedDocumentTitle: true, llm.NeedAudio: true,
 }
 
