@@ -14,12 +14,12 @@ func TestParse_EmbeddingsRouteRefusesMixedFamilies(t *testing.T) {
 	}{
 		{
 			name: "one family is fine",
-			src:  "routes:\n  emb:\n    embeddings: true\n    chain: [openai/text-embedding-3-small, openrouter/openai/text-embedding-3-small]\n" +
+			src: "routes:\n  emb:\n    embeddings: true\n    chain: [openai/text-embedding-3-small, openrouter/openai/text-embedding-3-small]\n" +
 				"targets:\n  openrouter/openai/text-embedding-3-small: {family: text-embedding-3-small}\n",
 		},
 		{
 			name: "mixed families are refused at the target of another family",
-			src: "routes:\n  emb:\n    embeddings: true\n    chain: [openai/text-embedding-3-small, mistral/mistral-embed]\n",
+			src:  "routes:\n  emb:\n    embeddings: true\n    chain: [openai/text-embedding-3-small, mistral/mistral-embed]\n",
 			want: `detour.yaml:4:44: routes.emb.chain[1]: "mistral/mistral-embed" is of model family "mistral-embed", but chain[0] "openai/text-embedding-3-small" is of "text-embedding-3-small", and this route has embeddings: true`,
 		},
 		{

@@ -28,7 +28,7 @@ var (
 	defaultsFields = routeFields[1:]
 	// routeOnlyFields are the fields of a route that defaults: has not.
 	routeOnlyFields = []string{"embeddings"}
-	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
+	healthFields    = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
 	budgetFields = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
