@@ -24,6 +24,7 @@ func TestRouter_EmbedFaultTable(t *testing.T) {
 	b := spec{provider: "beta", model: "emb-small", family: "emb"}
 	c := spec{provider: "gamma", model: "other-emb", family: "other"}
 	an := spec{provider: "claude", model: "emb-small", family: "emb", dialect: sim.DialectAnthropic}
+	g := spec{provider: "google", model: "emb-small", family: "emb", dialect: sim.DialectGemini}
 	tests := []struct {
 		name      string
 		chain     []spec
@@ -53,6 +54,26 @@ func TestRouter_EmbedFaultTable(t *testing.T) {
 				{"alpha/emb-small-v2", "ok", "", "return", 0},
 			},
 			answer: "alpha/emb-small-v2",
+		},
+		{
+			name:   "a wall fails over to the same family in another dialect (Gemini's batchEmbedContents)",
+			chain:  []spec{a, g},
+			faults: map[string][]sim.Fault{"alpha/emb-small": {f(sim.InsufficientQuota)}},
+			want: []row{
+				{"alpha/emb-small", "http_429", "wall", "failover", 0},
+				{"google/emb-small", "ok", "", "return", 0},
+			},
+			answer: "google/emb-small",
+		},
+		{
+			name:   "a Gemini daily quota fails over to the same family elsewhere",
+			chain:  []spec{g, b},
+			faults: map[string][]sim.Fault{"google/emb-small": {f(sim.DailyQuota)}},
+			want: []row{
+				{"google/emb-small", "http_429", "wall", "failover", 0},
+				{"beta/emb-small", "ok", "", "return", 0},
+			},
+			answer: "beta/emb-small",
 		},
 		{
 			name:   "a rate limit retries the same target after Retry-After",
@@ -154,10 +175,12 @@ func TestRouter_EmbedFaultTable(t *testing.T) {
 			if diff := cmp.Diff(want, res.Embeddings.Vectors); diff != "" {
 				t.Errorf("vectors (-want +got):\n%s", diff)
 			}
-			if res.Response.Model != res.Target.Model || res.Embeddings.Usage.InputTokens == 0 {
+			// Gemini's embeddings answers count no tokens; OpenAI's do.
+			counted := res.Target.Provider != "google"
+			if res.Response.Model != res.Target.Model || (res.Embeddings.Usage.InputTokens > 0) != counted {
 				t.Errorf("model %q usage %+v", res.Response.Model, res.Embeddings.Usage)
 			}
-			if last := res.Attempts[len(res.Attempts)-1]; last.Cost <= 0 || last.Usage.InputTokens != res.Embeddings.Usage.InputTokens {
+			if last := res.Attempts[len(res.Attempts)-1]; (last.Cost > 0) != counted || last.Usage.InputTokens != res.Embeddings.Usage.InputTokens {
 				t.Errorf("last attempt %+v: cost and tokens should come from the embeddings usage", last)
 			}
 			if req.Model != "" {
