@@ -44,7 +44,7 @@ func Vector(model, text string, dims int) []float32 {
 	for i := range v {
 		h := fnv.New64a()
 		h.Write([]byte(model + "\x00" + text + "\x00" + strconv.Itoa(i)))
-		x := float64(h.Sum64()>>11)/float64(1<<53)*2 - 1
+		x := float64(mix(h.Sum64())>>11)/float64(1<<53)*2 - 1
 		v[i], sum = float32(x), sum+x*x
 	}
 	if n := math.Sqrt(sum); n > 0 {
@@ -53,6 +53,14 @@ func Vector(model, text string, dims int) []float32 {
 		}
 	}
 	return v
+}
+
+// mix is SplitMix64's finalizer: FNV's high bits barely move when only
+// the last bytes differ, and these numbers are read from the high bits.
+func mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // embedReq is an embeddings request as read from either dialect.

@@ -177,3 +177,16 @@ func TestEmbed_GeminiBatchModelMustMatchURL(t *testing.T) {
 		t.Errorf("status %d, want 400", resp.StatusCode)
 	}
 }
+
+func TestVector_Spreads(t *testing.T) {
+	// Texts that differ in their last byte must not get near-equal
+	// vectors: a cosine near 1 would make every text look alike.
+	a, b := Vector("m", "hello", 0), Vector("m", "hellp", 0)
+	var dot float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+	}
+	if dot > 0.9 {
+		t.Errorf("cosine %v between texts one byte apart: %v %v", dot, a, b)
+	}
+}
