@@ -391,3 +391,25 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// embeddingsFamilies refuses the chain of a route marked embeddings: true
+// whose targets are of more than one model family (targets:
+// ."p/m".family, else the model): a vector of one model means nothing
+// beside another's, so such a route could never fail over. The error
+// points at the first target of another family than chain[0]'s.
+func (v *validator) embeddingsFamilies(path string, r Route) {
+	if len(r.Chain) < 2 {
+		return
+	}
+	first := familyOf(v.c.target(r.Chain[0]))
+	for i, addr := range r.Chain[1:] {
+		if f := familyOf(v.c.target(addr)); f != first {
+			v.fail(index(child(path, "chain"), i+1), false, nil,
+				"%s is of model family %s, but chain[0] %s is of %s, and this route has embeddings: true: "+
+					"vectors of different models do not mix, so list targets of one family only "+
+					"(set family: under targets: when two names are the same model)",
+				quote(addr), quote(f), quote(r.Chain[0]), quote(first))
+			return
+		}
+	}
+}

@@ -162,6 +162,12 @@ type Route struct {
 	Name string
 	// Chain lists target addresses ("provider/model") in the order tried.
 	Chain []string
+	// Embeddings marks a route for embeddings (embeddings: true in the
+	// file): its chain must hold one model family, since vectors of
+	// different models do not mix, and a config whose chain mixes
+	// families is refused. The router keeps any route's embeddings
+	// request within its first candidate's family, marked or not.
+	Embeddings bool
 	// RouteSettings are everything else: what a route inherits from
 	// defaults: and may override.
 	RouteSettings

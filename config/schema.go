@@ -26,7 +26,9 @@ var (
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
 		"cache_answers", "static_answer", "daily_cost_limit", "adapt", "lower_max_tokens", "probe", "eval_gate"}
 	defaultsFields = routeFields[1:]
-	healthFields   = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
+	// routeOnlyFields are the fields of a route that defaults: has not.
+	routeOnlyFields = []string{"embeddings"}
+	healthFields    = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
 	budgetFields = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
@@ -238,8 +240,12 @@ func (d *decoder) routes(n ast.Node) {
 		for _, f := range fields {
 			fp := child(path, f.key)
 			d.mark(fp, f)
+			if f.key == "embeddings" {
+				r.Embeddings, _ = d.boolean(f.val, fp)
+				continue
+			}
 			if f.key != "chain" {
-				d.routeField(&r, f, fp, path, routeFields)
+				d.routeField(&r, f, fp, path, slices.Concat(routeFields, routeOnlyFields))
 				continue
 			}
 			items, _ := d.list(f.val, fp, "[groq/llama-3.3-70b-versatile, deepseek/deepseek-chat]")

@@ -288,6 +288,9 @@ func (v *validator) route(name string, r Route) {
 		seen[addr] = i
 		v.address(ip, addr)
 	}
+	if r.Embeddings {
+		v.embeddingsFamilies(path, r)
+	}
 	if d := v.c.Defaults.FailClosedOn; d == nil || !slices.Equal(r.FailClosedOn, d) {
 		v.checkFailKinds(path, r.FailClosedOn) // the defaults' list is checked once, where it is written
 	}

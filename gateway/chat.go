@@ -375,9 +375,10 @@ func (c *call) options() *apiError {
 		}
 		c.opts.Start = v
 	}
-	if v := strings.TrimSpace(h.Get("X-Detour-Require")); v != "" {
+	if v := strings.TrimSpace(h.Get("X-Detour-Require")); v != "" && c.cr.req != nil {
 		// What must not be dropped on a cross-dialect hop: needs by name
-		// (seed, user, cache_control, ...), or all of them.
+		// (seed, user, cache_control, ...), or all of them. An
+		// embeddings request (no chat request) has no such hop.
 		for _, name := range strings.Split(v, ",") {
 			switch name = strings.TrimSpace(name); strings.ToLower(name) {
 			case "":

@@ -14,7 +14,10 @@
 // x-detour-* headers); every failure comes in the client's dialect. When
 // every candidate failed the answer is 429 (all rate limited or out of
 // quota), 504 (all timed out) or 503, with x-should-retry: false and the
-// providers' wait as Retry-After and retry-after-ms.
+// providers' wait as Retry-After and retry-after-ms. POST /v1/embeddings
+// serves OpenAI's embeddings the same way (keys, limits, headers, errors),
+// through router.Embed: a request fails over only to targets of its first
+// candidate's model family, since vectors of different models do not mix.
 //
 //	cfg, err := config.Load("detour.yaml")
 //	if err != nil {

@@ -59,6 +59,7 @@ type fixture struct {
 type setup struct {
 	gateway string // YAML under "gateway:", indented two spaces
 	routes  string // extra routes, indented two spaces
+	targets string // extra targets, indented two spaces
 	// p1, p2, p3 are the providers' scripts.
 	p1, p2, p3 []sim.Fault
 	// provider tweaks, applied to each provider before the start.
@@ -110,7 +111,7 @@ targets:
   p1/m: {family: fam, price: {in: 1, out: 2}}
   p2/m: {family: fam, price: {in: 2, out: 4}}
   p3/other: {family: other, price: {in: 3, out: 6}}
-routes:
+%[4]sroutes:
   default:
     chain: [p1/m, p2/m, p3/other]
     budget: {base_backoff: 1ms, max_backoff: 5ms}
@@ -118,7 +119,7 @@ routes:
     chain: [p1/m]
     budget: {base_backoff: 1ms, max_backoff: 5ms}
 %[2]sgateway:
-%[3]s`, up.URL, s.routes, gw)
+%[3]s`, up.URL, s.routes, gw, s.targets)
 	cfg, err := config.Parse("detour.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yaml)

@@ -69,6 +69,8 @@ type traceExtractor interface {
 //	POST /v1/chat/completions   OpenAI chat completions, streamed or not
 //	POST /v1/messages           Anthropic messages, streamed or not
 //	POST /v1/responses          OpenAI Responses, streamed or not (stateless)
+//	POST /v1/embeddings         OpenAI embeddings (router.Embed: one model
+//	                            family per request)
 //	GET  /v1/models[/{id}]      the routes and targets the client's key may use
 //	GET  /healthz, /readyz      liveness and readiness
 //	GET  /metrics               Prometheus metrics (a registry of its own),
@@ -184,6 +186,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.method(w, r, http.MethodPost, openAIDialect) {
 			s.serveChat(w, r, openAIDialect)
 		}
+	case "/v1/embeddings", "/embeddings":
+		if s.method(w, r, http.MethodPost, openAIDialect) {
+			s.serveEmbed(w, r)
+		}
 	case "/v1/messages":
 		if s.method(w, r, http.MethodPost, anthropicDialect) {
 			s.serveChat(w, r, anthropicDialect)
@@ -232,7 +238,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
 			Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages, "+
-				"POST /v1/responses and GET /v1/models", r.Method, p)}, "")
+				"POST /v1/responses, POST /v1/embeddings and GET /v1/models", r.Method, p)}, "")
 	}
 }
 

@@ -31,7 +31,8 @@ func TestServer_EndpointsAndErrors(t *testing.T) {
 		{http.MethodGet, "/readyz", 200, `"ready"`},
 		{http.MethodGet, "/v1/chat/completions", 405, `"type":"invalid_request_error"`},
 		{http.MethodGet, "/v1/messages", 405, `"type":"error"`},
-		{http.MethodPost, "/v1/embeddings", 404, `"code":"unknown_url"`},
+		{http.MethodPost, "/v1/audio/speech", 404, `"code":"unknown_url"`},
+		{http.MethodGet, "/v1/embeddings", 405, `"type":"invalid_request_error"`},
 		{http.MethodGet, "/v1/models/p2/m", 200, `"owned_by":"p2"`},
 		{http.MethodGet, "/v1/models/nope", 404, `"code":"model_not_found"`},
 		{http.MethodGet, "/metrics", 403, `"code":"metrics_closed"`}, // client keys, no admin key

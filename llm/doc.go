@@ -1,5 +1,6 @@
 // Package llm holds detour's canonical shapes: the request a caller makes, the
-// response and stream chunks a provider returns, token usage, and the
+// response and stream chunks a provider returns, token usage, embeddings
+// requests and answers (EmbedRequest, EmbedResponse, Embedder), and the
 // ProviderError every wire adapter turns a provider's failure into.
 //
 // It depends on the standard library only; every other package speaks these

@@ -53,7 +53,7 @@ func (w *walk) overDaily(t *Target) bool {
 	if len(ls) == 0 {
 		return false
 	}
-	worst := t.Cost(estimate(w.req, t))
+	worst := t.Cost(w.estimate(w.req, t))
 	if worst <= 0 {
 		return false
 	}
@@ -87,10 +87,10 @@ func (w *walk) spend(cost float64) {
 // asked for (and 16): a cut that deep is no answer. n is the tokens
 // asked for when they fit as they are.
 func (w *walk) lowered(t *Target, req *llm.Request, room float64) (n int, ok bool) {
-	if !w.route.LowerMaxTokens || t.PriceOut <= 0 {
+	if !w.route.LowerMaxTokens || t.PriceOut <= 0 || w.embed != nil {
 		return 0, false
 	}
-	u := estimate(req, t)
+	u := w.estimate(req, t)
 	n = int((room - float64(u.InputTokens)*t.PriceIn/1e6) * 1e6 / t.PriceOut)
 	if n >= u.OutputTokens {
 		return u.OutputTokens, true
@@ -109,7 +109,7 @@ func (w *walk) lowerMaxTokens(t *Target, room float64, why string) bool {
 		req = st.fitted
 	}
 	n, ok := w.lowered(t, req, room)
-	if !ok || n >= estimate(req, t).OutputTokens {
+	if !ok || n >= w.estimate(req, t).OutputTokens {
 		return ok
 	}
 	c := req.Clone()

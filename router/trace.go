@@ -27,8 +27,10 @@ type TraceRequest struct {
 	// Model is the model the request asked for, as the caller wrote it
 	// (the route's name, most often); empty when the caller left it out.
 	Model string
-	// Stream is set for Stream, clear for Complete.
+	// Stream is set for Stream, clear for Complete and Embed.
 	Stream bool
+	// Embed is set for Embed: an embeddings request.
+	Embed bool
 	// Start is when the request began, by the router's clock.
 	Start time.Time
 }
@@ -53,7 +55,7 @@ func (w *walk) startTrace(ctx context.Context, req *llm.Request) {
 		return
 	}
 	w.span = w.r.Trace.StartRequest(ctx, TraceRequest{RequestID: w.id, Route: w.route.Name, Model: req.Model,
-		Stream: w.stream != nil, Start: w.started})
+		Stream: w.stream != nil, Embed: w.embed != nil, Start: w.started})
 }
 
 // endTrace ends the walk's request span, once; a walk that traces nothing

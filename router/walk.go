@@ -72,7 +72,10 @@ type walk struct {
 	req       *llm.Request // the caller's request, for cost estimates
 	// stream is set when the caller asked for a stream; it receives the
 	// stream that reached its first output.
-	stream   *streamWalk
+	stream *streamWalk
+	// embed is set for an embeddings request (Embed); it receives the
+	// vectors.
+	embed    *embedWalk
 	earliest time.Time // earliest reset of a parked candidate
 	// spendLimits are the daily ceilings (ceilings), made at first use.
 	spendLimits []SpendLimit
@@ -233,6 +236,9 @@ func (w *walk) unapproved(t *Target) bool {
 // what the request needs (contract); one that can only by dropping some
 // of it keeps that list for its answer.
 func (w *walk) refused(t *Target) bool {
+	if w.embed != nil {
+		return w.embedRefused(t)
+	}
 	missing, dropped := contract(t, w.req, w.route)
 	st := w.state(t)
 	st.dropped, st.fitted = dropped, nil
@@ -315,9 +321,12 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 		var st *routedStream
 		var err error
 		var headers bool // the response's status came
-		if w.stream != nil {
+		switch {
+		case w.stream != nil:
 			st, headers, err = w.openStream(ctx, t, treq, w.limits(idx, start, true))
-		} else {
+		case w.embed != nil:
+			resp, headers, err = w.embedOnce(ctx, t, w.limits(idx, start, false))
+		default:
 			resp, headers, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
 		}
 		now := w.clk.Now()
@@ -494,7 +503,7 @@ func (w *walk) complete(ctx context.Context, t *Target, req *llm.Request, lim li
 // overExtraCost says why a send to t would pass the extra-cost ceiling,
 // or "" when it would not; room is what t's send may cost (USD).
 func (w *walk) overExtraCost(t *Target) (why string, room float64) {
-	u := estimate(w.req, t)
+	u := w.estimate(w.req, t)
 	first := w.cands[0].Cost(u)
 	room = w.budget.MaxExtraCost - w.spentExtra + first
 	if extra := t.Cost(u) - first; w.spentExtra+extra > w.budget.MaxExtraCost {
@@ -540,7 +549,7 @@ func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 		if t.Client == nil || t.Disabled != "" || t.Paced != "" || w.hadTurn(t) {
 			continue
 		}
-		if missing, _ := contract(t, w.req, w.route); len(missing) > 0 {
+		if len(w.missing(t)) > 0 {
 			continue // admit skips it
 		}
 		if _, acct, end := w.keys(t); w.downReason(acct) != "" || w.downReason(end) != "" || w.blocked(t, now) {
@@ -549,7 +558,7 @@ func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
 		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
 		n.LargerContext = t.Context > 0 && failed.Context > 0 && t.Context > failed.Context
 		if w.budget.MaxExtraCost > 0 {
-			u := estimate(req, t)
+			u := w.estimate(req, t)
 			n.ExtraCost = max(t.Cost(u)-w.cands[0].Cost(u), 0)
 			if w.spentExtra+n.ExtraCost > w.budget.MaxExtraCost {
 				room := w.budget.MaxExtraCost - w.spentExtra + w.cands[0].Cost(u)
@@ -682,8 +691,8 @@ func (w *walk) unreached(t *Target) string {
 		return "parked"
 	}
 	// Why policy saw no next candidate in it: what admit would have said.
-	if missing, _ := contract(t, w.req, w.route); len(missing) > 0 {
-		return contractReason(t, missing)
+	if missing := w.missing(t); len(missing) > 0 {
+		return w.missingReason(t, missing)
 	}
 	if w.budget.MaxExtraCost > 0 && t != w.cands[0] {
 		if why, _ := w.overExtraCost(t); why != "" {

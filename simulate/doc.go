@@ -9,10 +9,18 @@
 // Each provider lives under its own path prefix and speaks its Dialect;
 // srv.BaseURL(name) is the base URL its clients expect:
 //
-//	DialectOpenAI (zero)  URL/{name}/v1      POST /chat/completions, GET /models
+//	DialectOpenAI (zero)  URL/{name}/v1      POST /chat/completions, POST /embeddings,
+//	                                         GET /models
 //	DialectAnthropic      URL/{name}         POST /v1/messages
 //	DialectGemini         URL/{name}/v1beta  POST /models/{model}:generateContent
-//	                                         and :streamGenerateContent?alt=sse
+//	                                         and :streamGenerateContent?alt=sse,
+//	                                         :embedContent, :batchEmbedContents
+//
+// Embeddings requests get deterministic vectors (Vector: a hash of the model
+// and the text, EmbedDimensions long unless the request asks for another
+// length) in the dialect's shape, and draw from the same scripts as chat
+// requests: a DailyQuota walls an embeddings request with the same 429. A
+// Record says which requests were embeddings (Record.Embed, Stats.Embeds).
 //
 // A Script serves one Fault per request, in order, then the Profile (random
 // faults from a seed) or OK. Each Kind of fault takes its dialect's real

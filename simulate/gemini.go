@@ -42,7 +42,8 @@ func (s *Server) serveGemini(ctx context.Context, w http.ResponseWriter, r *http
 		writeGeminiModel(w, t, model, ec)
 		return
 	}
-	if (version != "v1beta" && version != "v1") || !isModels || (method != "generateContent" && method != "streamGenerateContent") || r.Method != http.MethodPost {
+	embed := method == "embedContent" || method == "batchEmbedContents"
+	if (version != "v1beta" && version != "v1") || !isModels || (method != "generateContent" && method != "streamGenerateContent" && !embed) || r.Method != http.MethodPost {
 		writeReply(w, googleNotFound("/"+rest), nil)
 		return
 	}
@@ -50,8 +51,21 @@ func (s *Server) serveGemini(ctx context.Context, w http.ResponseWriter, r *http
 	ec.key, ec.keyGiven = geminiKey(r)
 	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
 		ec.f = Fault{Kind: Unauthorized}
-		s.record(t, Record{Kind: Unauthorized, Stream: ec.stream})
+		s.record(t, Record{Kind: Unauthorized, Stream: ec.stream, Embed: embed})
 		s.sendError(ctx, w, t, ec.reply(), nil)
+		return
+	}
+	if embed {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+		if err != nil {
+			return // the client is gone
+		}
+		er, rerr := parseGeminiEmbed(body, model, method == "batchEmbedContents")
+		if rerr != nil {
+			s.rejectEmbed(ctx, w, t, ec, rerr)
+			return
+		}
+		s.serveEmbed(ctx, w, t, er, ec)
 		return
 	}
 	if ec.stream && r.URL.Query().Get("alt") != "sse" {

@@ -95,76 +95,6 @@ type Latency struct {
 	PerChunk time.Duration
 }
 
-// Record is one chat request a Server received and what it served, in any dialect.
-type Record struct {
-	Provider string
-	// Model is the model asked for; empty when the request was rejected
-	// before its body was read (bad key) or named no model.
-	Model string
-	// Kind is what was served: the scripted or drawn fault, or the kind of
-	// the rejection (Unauthorized, BadRequest, ModelNotFound).
-	Kind Kind
-	// Stream is set for a streamed request (body "stream": true, or Gemini's
-	// streamGenerateContent).
-	Stream bool
-	// LastRole is the role of the request's last message as received:
-	// "user", "assistant", "tool", "system"...; Gemini's "model" is reported
-	// as "assistant" and a Gemini content without a role as "user". Empty
-	// for a request rejected before its messages were read (bad key,
-	// malformed body).
-	LastRole string
-	// At is the Server's Clock reading when the fault was chosen.
-	At time.Time
-}
-
-// Stats is a snapshot of the chat requests a Server received, in arrival
-// order, and of its reads of model lists and metadata (probes), which are
-// no chat requests and generate nothing.
-type Stats struct {
-	Records []Record
-	// Reads counts GET requests for a model list or a model's metadata,
-	// per provider name.
-	Reads map[string]int
-}
-
-// ModelReads counts the model-list and model-metadata reads of provider
-// (any provider when empty).
-func (s Stats) ModelReads(provider string) int {
-	if provider != "" {
-		return s.Reads[provider]
-	}
-	n := 0
-	for _, v := range s.Reads {
-		n += v
-	}
-	return n
-}
-
-// Requests counts the requests to provider and model; an empty provider or
-// model matches any.
-func (s Stats) Requests(provider, model string) int {
-	return s.count(provider, model, "")
-}
-
-// Served counts the requests to provider and model that were served kind; an
-// empty provider or model matches any.
-func (s Stats) Served(provider, model string, kind Kind) int {
-	return s.count(provider, model, kind)
-}
-
-// Total is the number of chat requests received.
-func (s Stats) Total() int { return len(s.Records) }
-
-func (s Stats) count(provider, model string, kind Kind) int {
-	n := 0
-	for _, r := range s.Records {
-		if (provider == "" || r.Provider == provider) && (model == "" || r.Model == model) && (kind == "" || r.Kind == kind) {
-			n++
-		}
-	}
-	return n
-}
-
 // Server hosts fake providers on one http.Handler, each under /{name}/ with
 // the routes of its Dialect. It is safe for concurrent use; set Clock and
 // LatencyScale before the first request.
@@ -392,10 +322,11 @@ func (s *Server) ClearStats() {
 }
 
 // ServeHTTP serves each provider's routes under /{provider}/: for
-// DialectOpenAI POST v1/chat/completions and GET v1/models, for
-// DialectAnthropic POST v1/messages and GET v1/models/{model}, for
-// DialectGemini POST v1beta/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse, and GET v1beta/models/{model}.
+// DialectOpenAI POST v1/chat/completions, POST v1/embeddings and GET
+// v1/models, for DialectAnthropic POST v1/messages and GET
+// v1/models/{model}, for DialectGemini POST
+// v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse,
+// :embedContent and :batchEmbedContents, and GET v1beta/models/{model}.
 // Anything else is a 404 in the provider's shape (OpenAI's for an unknown
 // provider).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -432,8 +363,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var want string
+	embed := rest == "v1/embeddings"
 	switch rest {
-	case "v1/chat/completions":
+	case "v1/chat/completions", "v1/embeddings":
 		want = http.MethodPost
 	case "v1/models":
 		want = http.MethodGet
@@ -452,7 +384,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t.Key != "" && (!ec.keyGiven || ec.key != t.Key) {
 		ec.f = Fault{Kind: Unauthorized}
 		if want == http.MethodPost {
-			s.record(t, Record{Kind: Unauthorized})
+			s.record(t, Record{Kind: Unauthorized, Embed: embed})
 		}
 		s.sendError(ctx, w, t, errorReply(ec), nil)
 		return
@@ -465,12 +397,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client is gone
 	}
+	if embed {
+		er, rerr := parseOpenAIEmbed(body)
+		if rerr != nil {
+			s.rejectEmbed(ctx, w, t, ec, rerr)
+			return
+		}
+		s.serveEmbed(ctx, w, t, er, ec)
+		return
+	}
 	req, rerr := parseChat(body)
 	if rerr != nil {
 		s.reject(ctx, w, t, ec, rerr)
 		return
 	}
 	s.serve(ctx, w, t, req, seq, ec)
+}
+
+// rejectEmbed answers an embeddings request the provider refuses before
+// choosing a fault, in the dialect's shape.
+func (s *Server) rejectEmbed(ctx context.Context, w http.ResponseWriter, t *target, ec errCtx, rerr *reqError) {
+	s.record(t, Record{Model: rerr.model, Kind: rerr.kind, Embed: true})
+	s.sendError(ctx, w, t, rerr.reply(ec), nil)
 }
 
 // reject answers a request the provider refuses before choosing a fault

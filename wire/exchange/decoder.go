@@ -63,6 +63,23 @@ func (d *Decoder[S]) Check(resp *http.Response, key string) error {
 	return Redact(d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp)), key)
 }
 
+// ReadJSON reads a response whose answer is a JSON document that is no
+// chat answer (an embeddings response), and always closes its body. A
+// non-2xx status returns StatusError's error, as DecodeResponse does; a
+// 2xx body is read up to MaxResponseBody (past it, an error) and returned
+// for the caller to decode. Every error has key redacted.
+func (d *Decoder[S]) ReadJSON(resp *http.Response, key string) ([]byte, error) {
+	defer resp.Body.Close()
+	if !is2xx(resp.StatusCode) {
+		return nil, Redact(d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp)), key)
+	}
+	body, err := readCapped(resp.Body, resp.ContentLength, MaxResponseBody, d.Name)
+	if err != nil {
+		return nil, Redact(err, key)
+	}
+	return body, nil
+}
+
 // DecodeResponseRaw is DecodeResponse for a request sent raw (llm.Raw):
 // the answer also keeps its body, as Raw in dialect, when it was a JSON
 // body (an answer read from an event stream keeps none).

@@ -2,7 +2,9 @@
 // streamGenerateContent): it encodes llm.Request, decodes answers and
 // streams, and turns every failure of the provider, safety blocks in a 200
 // included, into an llm.ProviderError (through ParseError and
-// ParseStreamError); any other failure is a transport error.
+// ParseStreamError); any other failure is a transport error. Its Client
+// also embeds (llm.Embedder): one text through :embedContent, several
+// through :batchEmbedContents, errors read as a chat call's are.
 //
 //	c := &gemini.Client{APIKey: os.Getenv("GEMINI_API_KEY")}
 //	req := &llm.Request{Model: "gemini-2.5-flash",
@@ -24,4 +26,7 @@
 //		}
 //		fmt.Print(ch.Content)
 //	}
+//
+//	e, err := c.Embed(ctx, &llm.EmbedRequest{Model: "gemini-embedding-001", Input: []string{"a", "b"}})
+//	// one exchange with :batchEmbedContents; e.Vectors[1] is the vector of "b"
 package gemini

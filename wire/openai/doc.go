@@ -3,7 +3,9 @@
 // Ollama, vLLM and llama.cpp all serve: it encodes llm.Request, decodes
 // responses and streams, and turns every failure of the provider into an
 // llm.ProviderError (through ParseError and ParseStreamError); any other
-// failure is a transport error.
+// failure is a transport error. Its Client also embeds (llm.Embedder,
+// POST {base}/embeddings, vectors asked for as floats, a base64 answer
+// decoded), with errors read the same way.
 //
 //	c := &openai.Client{BaseURL: "https://api.groq.com/openai/v1", APIKey: os.Getenv("GROQ_API_KEY")}
 //	req := &llm.Request{Model: "llama-3.3-70b-versatile",
@@ -25,4 +27,7 @@
 //		}
 //		fmt.Print(ch.Content)
 //	}
+//
+//	e, err := c.Embed(ctx, &llm.EmbedRequest{Model: "text-embedding-3-small", Input: []string{"hi"}})
+//	// e.Vectors[0] is the vector of "hi"; e.Usage.InputTokens its tokens
 package openai

@@ -1,0 +1,166 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/llm"
+)
+
+// EmbedResult is an answered embeddings request: the walk's Result (the
+// target that answered, every attempt and skip, whether it was degraded)
+// and the vectors. Result.Response holds the answer's model and usage,
+// and no message.
+type EmbedResult struct {
+	*Result
+	// Embeddings are the vectors, one per input, from Result.Target.
+	Embeddings *llm.EmbedResponse
+}
+
+// embedWalk carries an embeddings request through the walk, and its
+// answer out of it.
+type embedWalk struct {
+	req *llm.EmbedRequest
+	// family is the model family of the walk's first candidate: the only
+	// family the request may be answered by.
+	family string
+	// resp is the answer, once a target gave one.
+	resp *llm.EmbedResponse
+}
+
+// Embed sends req down route's chain as Complete does, with the same
+// classification, retries, parks, budget, ledger (one record per attempt
+// and skip) and errors, and returns the first target's vectors that
+// answered. Vectors of different models do not mix: the request fails
+// over only to targets of the model family of its first candidate (the
+// chain's head, or Options.Start's), whatever the route allows; a target
+// of another family is skipped (skipped_contract, its reason naming both
+// families), and so is a target whose client cannot embed (no
+// llm.Embedder: "cannot embed"). A route with Static or CacheFor gets no
+// last resort for embeddings, and Options.IdempotencyKey is refused: an
+// embeddings request is safe to send again.
+func (r *Router) Embed(ctx context.Context, route *Route, req *llm.EmbedRequest, opts Options) (*EmbedResult, error) {
+	if opts.IdempotencyKey != "" {
+		return nil, errors.New("router: an idempotency key is for Complete: embeddings are safe to send again")
+	}
+	if req == nil || len(req.Input) == 0 {
+		return nil, llm.ErrNoInput
+	}
+	w, err := r.newWalk(route, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	w.embed = &embedWalk{req: req, family: w.cands[0].ModelFamily()}
+	stand := embedStandIn(req)
+	w.startTrace(ctx, stand)
+	res, err := w.run(ctx, stand)
+	if err != nil {
+		w.endTrace(nil, err)
+		return nil, err
+	}
+	w.endTrace(res, nil)
+	return &EmbedResult{Result: res, Embeddings: w.embed.resp}, nil
+}
+
+// embedStandIn is the chat-shaped stand-in of req the walk's cost
+// estimates and trace read: one user message per input, so that the
+// input's size is counted as a prompt's is.
+func embedStandIn(req *llm.EmbedRequest) *llm.Request {
+	out := &llm.Request{Model: req.Model, Messages: make([]llm.Message, len(req.Input))}
+	for i, s := range req.Input {
+		out.Messages[i] = llm.Message{Role: llm.RoleUser, Content: s}
+	}
+	return out
+}
+
+// estimate is the usage req would bill at t (see estimate): an
+// embeddings request has no output.
+func (w *walk) estimate(req *llm.Request, t *Target) llm.Usage {
+	u := estimate(req, t)
+	if w.embed != nil {
+		u.OutputTokens = 0
+	}
+	return u
+}
+
+// missing is what t cannot honour of the walk's request (contract, or
+// embedMissing for an embeddings request): when not empty, t is skipped.
+func (w *walk) missing(t *Target) []string {
+	if w.embed != nil {
+		return w.embedMissing(t)
+	}
+	m, _ := contract(t, w.req, w.route)
+	return m
+}
+
+// missingReason is the skip reason of a target that cannot honour
+// missing.
+func (w *walk) missingReason(t *Target, missing []string) string {
+	if w.embed != nil {
+		return strings.Join(missing, "; ") + " (" + t.ID() + ")"
+	}
+	return contractReason(t, missing)
+}
+
+// embedMissing is why t may not answer the walk's embeddings request: its
+// client cannot embed, it is of another model family than the first
+// candidate, or it does not offer what the route requires.
+func (w *walk) embedMissing(t *Target) []string {
+	var out []string
+	if _, ok := t.Client.(llm.Embedder); !ok && t.Client != nil {
+		out = append(out, "cannot embed")
+	}
+	if f := t.ModelFamily(); f != w.embed.family {
+		out = append(out, "model family "+f+" is not "+w.embed.family+
+			", the first candidate's: vectors of different models do not mix")
+	}
+	for _, r := range w.route.Requires {
+		if !slices.Contains(t.Offers, r) {
+			out = append(out, "cannot honour "+r)
+		}
+	}
+	return out
+}
+
+// embedRefused reports, and records as a skip, a target that may not
+// answer the walk's embeddings request.
+func (w *walk) embedRefused(t *Target) bool {
+	missing := w.embedMissing(t)
+	if len(missing) == 0 {
+		return false
+	}
+	w.contractSkips++
+	w.skip(t, ledger.StatusSkippedContract, classify.OneLine(w.missingReason(t, missing)))
+	return true
+}
+
+// embedOnce sends one embeddings attempt to t under its limits, keeps
+// the vectors it answered with, and returns the answer's model and usage
+// as a Response, for the walk's record; headers reports that the
+// response's status came.
+func (w *walk) embedOnce(ctx context.Context, t *Target, lim limits) (*llm.Response, bool, error) {
+	e, ok := t.Client.(llm.Embedder)
+	if !ok {
+		return nil, false, errors.New("router: " + t.ID() + " cannot embed") // admit skips it first
+	}
+	req := w.embed.req.Clone()
+	req.Model = t.Model
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wt := newWatch(cancel, lim, false)
+	resp, err := e.Embed(llm.WithProgress(actx, wt), req)
+	wt.stop()
+	if err = wt.explain(err); err != nil {
+		return nil, wt.heard(), err
+	}
+	if resp.Model == "" {
+		resp.Model = t.Model
+	}
+	w.embed.resp = resp
+	return &llm.Response{Model: resp.Model, Usage: resp.Usage, RateLimit: resp.RateLimit,
+		FinishReason: llm.FinishStop}, wt.heard(), nil
+}
