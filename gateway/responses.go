@@ -171,10 +171,11 @@ func parseResponses(body []byte, cr *chatRequest) *apiError {
 		if t.Name == "" {
 			return badRequest("tools["+strconv.Itoa(i)+"].name", "tools[%d] must be {type: function, name, parameters}", i)
 		}
-		if t.Strict != nil && *t.Strict {
-			n.add("strict tools")
+		strict := t.Strict != nil && *t.Strict
+		if strict {
+			n.add("strict")
 		}
-		req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: present(t.Parameters)})
+		req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: present(t.Parameters), Strict: strict})
 	}
 	if req.ToolChoice, ae = rsToolChoice(in.ToolChoice, &n); ae != nil {
 		return ae

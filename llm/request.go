@@ -57,6 +57,10 @@ type Tool struct {
 	Description string `json:"description,omitempty"`
 	// Parameters is a JSON Schema object; nil means no parameters.
 	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// Strict asks that the call's arguments follow Parameters exactly
+	// (OpenAI's strict function calling); the request then carries the
+	// need "strict", which a dialect without it may drop (degraded).
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Request is one chat request in detour's canonical form. The router fills
@@ -153,6 +157,10 @@ var droppable = map[string]bool{
 	"user": true, "metadata": true, "store": true, "service_tier": true, "seed": true,
 	"presence_penalty": true, "frequency_penalty": true, "top_k": true, "cache_control": true,
 	"prompt_cache_key": true, "safety_identifier": true, "parallel_tool_calls": true,
+	// Strict function calling, and what a Responses client asks to be
+	// told of the reasoning (summaries, encrypted content): the answer is
+	// the same without them, and says they were dropped.
+	"strict": true, "include": true, "reasoning.summary": true,
 	NeedImageDetail: true, NeedDocumentTitle: true,
 	// Sampling a target leaves out only beside what it cannot have with
 	// it (Anthropic's thinking: Fitter).

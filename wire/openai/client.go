@@ -57,7 +57,9 @@ var carried = map[string]bool{
 	// API's reasoning.effort) is reasoning_effort here.
 	"reasoning_effort": true,
 	"response_format":  true,
-	llm.NeedImage:      true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
+	// Strict function calling (llm.Tool.Strict), encoded as OpenAI's own.
+	"strict":      true,
+	llm.NeedImage: true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
 	llm.NeedDocument: true, llm.NeedDocumentTitle: true, llm.NeedAudio: true,
 }
 

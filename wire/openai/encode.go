@@ -69,6 +69,9 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 					return nil, encodeError("tools", err)
 				}
 			}
+			if t.Strict {
+				b = append(b, `,"strict":true`...)
+			}
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')

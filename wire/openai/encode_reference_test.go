@@ -121,6 +121,7 @@ type chatFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
 }
 
 // encodeRequestReference is the encoding/json EncodeRequest.
@@ -153,7 +154,7 @@ func encodeRequestReference(req *llm.Request, stream bool) ([]byte, error) {
 		body.Tools = make([]chatTool, len(req.Tools))
 		for i, t := range req.Tools {
 			body.Tools[i] = chatTool{Type: "function", Function: chatFunction{
-				Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+				Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict,
 			}}
 		}
 	}
