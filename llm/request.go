@@ -105,8 +105,8 @@ type Request struct {
 // Raw is a body in one dialect's wire format, kept as it came: a client's
 // request, or a provider's answer. Its bytes must not be changed.
 type Raw struct {
-	// Dialect is the wire format: "openai" (chat completions) or
-	// "anthropic" (Messages).
+	// Dialect is the wire format: "openai" (chat completions),
+	// "anthropic" (Messages) or "gemini" (generateContent).
 	Dialect string
 	// Body is the JSON body.
 	Body []byte
