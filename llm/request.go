@@ -154,6 +154,9 @@ var droppable = map[string]bool{
 	"presence_penalty": true, "frequency_penalty": true, "top_k": true, "cache_control": true,
 	"prompt_cache_key": true, "safety_identifier": true, "parallel_tool_calls": true,
 	NeedImageDetail: true, NeedDocumentTitle: true,
+	// Gemini's signature of its own earlier reasoning on a replayed part:
+	// it proves nothing to another provider.
+	"thoughtSignature": true,
 	// Sampling a target leaves out only beside what it cannot have with
 	// it (Anthropic's thinking: Fitter).
 	"temperature": true, "top_p": true,

@@ -53,6 +53,7 @@ func (c *Client) Carries(need string) bool { return carried[need] }
 // carried are the needs Carries says yes to.
 var carried = map[string]bool{
 	"thinking":        true,
+	"thinkingConfig":  true, // Gemini's, from detour's Gemini surface
 	"response_format": true,
 	llm.NeedImage:     true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
 	llm.NeedDocument: true, llm.NeedDocumentTitle: true, llm.NeedAudio: true,
