@@ -22,11 +22,15 @@ type dialect uint8
 const (
 	openAIDialect dialect = iota
 	anthropicDialect
+	geminiDialect
 )
 
 func (d dialect) String() string {
-	if d == anthropicDialect {
+	switch d {
+	case anthropicDialect:
 		return "anthropic"
+	case geminiDialect:
+		return "gemini"
 	}
 	return "openai"
 }
@@ -74,7 +78,9 @@ type call struct {
 	ttft      time.Duration
 }
 
-// serveChat serves POST /v1/chat/completions and POST /v1/messages.
+// serveChat serves POST /v1/chat/completions, POST /v1/messages and the
+// Gemini surface's POST /v1beta/models/{model}:generateContent (and
+// :streamGenerateContent).
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
 	h := w.Header()
@@ -113,9 +119,12 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	defer c.releaseBody()
 	ae = s.readBody(w, r, buf)
 	if ae == nil {
-		if d == anthropicDialect {
+		switch d {
+		case anthropicDialect:
 			ae = parseAnthropic(buf.Bytes(), &c.cr)
-		} else {
+		case geminiDialect:
+			ae = parseGeminiCall(r, buf.Bytes(), &c.cr)
+		default:
 			ae = parseOpenAI(buf.Bytes(), &c.cr)
 		}
 	}
@@ -127,7 +136,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		// Only a target of another dialect, or one that says what it
 		// offers, looks at what the body carries: a route of the client's
 		// dialect alone sends it raw, unread.
-		c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
+		if d == geminiDialect {
+			c.cr.req.Needs, c.cr.req.Reasoning = geminiNeeds(buf.Bytes())
+		} else {
+			c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
+		}
 	}
 	if ae == nil {
 		ae = c.options()
@@ -450,9 +463,12 @@ func (c *call) serveComplete(ctx context.Context) {
 	}
 	p := getBytes()
 	b := *p
-	if c.d == anthropicDialect {
+	switch c.d {
+	case anthropicDialect:
 		b = appendAnthropicMessage(b, c, res.Response)
-	} else {
+	case geminiDialect:
+		b = appendGeminiResponse(b, c, res.Response)
+	default:
 		b = appendOpenAICompletion(b, c, res.Response)
 	}
 	h["Content-Type"] = []string{"application/json"}

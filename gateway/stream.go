@@ -209,9 +209,12 @@ func (c *call) serveStream(ctx context.Context) {
 	out := newSSEOut(c.w, s.v().gw.KeepAlive, s.writeTimeout())
 	defer out.stop()
 	var enc streamEncoder
-	if c.d == anthropicDialect {
+	switch c.d {
+	case anthropicDialect:
 		enc = &anStream{c: c}
-	} else {
+	case geminiDialect:
+		enc = &gmStreamOut{c: c}
+	default:
 		enc = &oaStream{c: c}
 	}
 	sr, err := s.router.Stream(ctx, c.route, c.cr.req, c.opts)
