@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
@@ -50,7 +51,7 @@ func geminiNeeds(body []byte) ([]string, *llm.Reasoning) {
 			continue
 		}
 		if !slices.Contains(gmCovered, k) {
-			n.add(k)
+			n.add(gmName(k)) // safetySettings, cachedContent, ...: as Google names them
 		}
 	}
 	for _, key := range []string{"systemInstruction"} {
@@ -146,7 +147,7 @@ func gmPartNeeds(n *needs, p map[string]json.RawMessage) {
 			}
 		default:
 			if present(v) != nil {
-				n.add(k) // fileData, executableCode, codeExecutionResult, videoMetadata, ...
+				n.add("part " + gmName(k)) // fileData, executableCode, codeExecutionResult, videoMetadata, ...
 			}
 		}
 	}
@@ -229,4 +230,15 @@ func gmGenNeeds(n *needs, raw json.RawMessage) *llm.Reasoning {
 		n.add(needThinkingConfig)
 	}
 	return r
+}
+
+// gmName is a member's name as a need: as it is, or quoted when it is
+// empty or holds anything but letters, digits and _.
+func gmName(k string) string {
+	if k == "" || strings.ContainsFunc(k, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
+	}) {
+		return strconv.Quote(k)
+	}
+	return k
 }
