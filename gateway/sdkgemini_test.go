@@ -441,3 +441,22 @@ func TestGeminiSDK_AllRateLimitedIs429(t *testing.T) {
 		t.Fatalf("err %#v", err)
 	}
 }
+
+// Thinking goes to another dialect only where the target says it reasons:
+// oa/gpt-x declares nothing, so the request fails closed with Google's 400
+// naming thinkingConfig, and nothing is sent.
+func TestGeminiSDK_ThinkingSkipsATargetNotDeclaredToReason(t *testing.T) {
+	f := newGeminiFixture(t, nil, nil)
+	_, err := f.client(clientKey).Models.GenerateContent(ctx(t), "oa/gpt-x", genai.Text("think"),
+		&genai.GenerateContentConfig{ThinkingConfig: &genai.ThinkingConfig{ThinkingBudget: genai.Ptr[int32](2048)}})
+	var ae genai.APIError
+	if !errors.As(err, &ae) || ae.Code != http.StatusBadRequest || ae.Status != "INVALID_ARGUMENT" ||
+		!strings.Contains(ae.Message, "thinkingConfig") {
+		t.Fatalf("err %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.bodies["/oa/v1/chat/completions"]); n != 0 {
+		t.Errorf("%d sends upstream", n)
+	}
+}

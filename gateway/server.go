@@ -63,7 +63,7 @@ type traceExtractor interface {
 	Extract(ctx context.Context, h http.Header) context.Context
 }
 
-// Server is detour's OpenAI- and Anthropic-compatible gateway: an
+// Server is detour's OpenAI-, Anthropic- and Gemini-compatible gateway: an
 // http.Handler serving
 //
 //	POST /v1/chat/completions   OpenAI chat completions, streamed or not
