@@ -460,3 +460,22 @@ func TestGeminiSDK_ThinkingSkipsATargetNotDeclaredToReason(t *testing.T) {
 		t.Errorf("%d sends upstream", n)
 	}
 }
+
+// A request to the Gemini surface that net/http cannot parse is answered
+// in Google's shape too (the listener's rewrite reads the path).
+func TestGeminiHTTP_UnparseableRequestInGooglesShape(t *testing.T) {
+	f := newFixture(t, setup{})
+	base := serve(t, f)
+	resp := rawExchange(t, base, "POST /v1beta/models/default:generateContent HTTP/1.1\r\nHost: x\r\n"+
+		"x-goog-api-key: "+clientKey+"\r\nX-Trace: a\x00b\r\nContent-Length: 2\r\n\r\n{}")[0]
+	b, _ := io.ReadAll(resp.Body)
+	var e struct {
+		Error struct {
+			Code   int    `json:"code"`
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if resp.StatusCode != 400 || json.Unmarshal(b, &e) != nil || e.Error.Code != 400 || e.Error.Status != "INVALID_ARGUMENT" {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+}
