@@ -94,13 +94,24 @@ func (k *clientKey) mayRoute(name string) bool { return k.all || k.routes[name] 
 func (k *clientKey) mayTarget(addr string) bool { return k.all || k.targets[addr] }
 
 // presentedKey returns the key a request carries: "Authorization: Bearer
-// KEY" (OpenAI SDKs, and current Anthropic SDKs) or "x-api-key: KEY" (older
-// Anthropic clients).
+// KEY" (OpenAI SDKs, and current Anthropic SDKs), "x-api-key: KEY" (older
+// Anthropic clients), "x-goog-api-key: KEY" (the Gen AI SDKs) or, on a
+// path of the Gemini surface only, the query parameter key=KEY (Gemini's
+// REST form).
 func presentedKey(r *http.Request) string {
 	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		return strings.TrimSpace(a[7:])
 	}
-	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+		return k
+	}
+	if k := strings.TrimSpace(r.Header.Get("X-Goog-Api-Key")); k != "" {
+		return k
+	}
+	if _, _, gemini := geminiPath(r.URL.Path); gemini && r.URL.RawQuery != "" {
+		return strings.TrimSpace(r.URL.Query().Get("key"))
+	}
+	return ""
 }
 
 // authenticate returns the client key r presents, or a 401. The digest of
@@ -114,7 +125,7 @@ func (s *Server) authenticate(r *http.Request) (*clientKey, *apiError) {
 	key := presentedKey(r)
 	if key == "" {
 		return nil, &apiError{Status: http.StatusUnauthorized, Code: "invalid_api_key", Reason: "unauthorized",
-			Message: "missing API key: send it as \"Authorization: Bearer KEY\" or \"x-api-key: KEY\""}
+			Message: missingKey(r)}
 	}
 	sum := sha256.Sum256([]byte(key))
 	found := -1
@@ -128,6 +139,15 @@ func (s *Server) authenticate(r *http.Request) (*clientKey, *apiError) {
 			Message: "invalid API key: this key is not one of the gateway's client keys"}
 	}
 	return v.keys[found], nil
+}
+
+// missingKey is the message of a request without a key, in the words of
+// its surface.
+func missingKey(r *http.Request) string {
+	if _, _, gemini := geminiPath(r.URL.Path); gemini {
+		return "missing API key: send it as \"x-goog-api-key: KEY\" or the query parameter key=KEY"
+	}
+	return "missing API key: send it as \"Authorization: Bearer KEY\" or \"x-api-key: KEY\""
 }
 
 // keepLimits takes over the slots and rate of the key of the same name in

@@ -25,6 +25,7 @@ const (
 	// responsesDialect is OpenAI's Responses API: errors in OpenAI's
 	// shape, and no target of its own (every request is translated).
 	responsesDialect
+	geminiDialect
 )
 
 func (d dialect) String() string {
@@ -33,6 +34,8 @@ func (d dialect) String() string {
 		return "anthropic"
 	case responsesDialect:
 		return "responses"
+	case geminiDialect:
+		return "gemini"
 	}
 	return "openai"
 }
@@ -83,8 +86,9 @@ type call struct {
 	ttft      time.Duration
 }
 
-// serveChat serves POST /v1/chat/completions, POST /v1/messages and POST
-// /v1/responses.
+// serveChat serves POST /v1/chat/completions, POST /v1/messages, POST
+// /v1/responses and the Gemini surface's POST
+// /v1beta/models/{model}:generateContent (and :streamGenerateContent).
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
 	h := w.Header()
@@ -128,6 +132,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 			ae = parseAnthropic(buf.Bytes(), &c.cr)
 		case responsesDialect:
 			ae = parseResponses(buf.Bytes(), &c.cr) // its needs too: no target gets it raw
+		case geminiDialect:
+			ae = parseGeminiCall(r, buf.Bytes(), &c.cr)
 		default:
 			ae = parseOpenAI(buf.Bytes(), &c.cr)
 		}
@@ -142,7 +148,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		// Only a target of another dialect, or one that says what it
 		// offers, looks at what the body carries: a route of the client's
 		// dialect alone sends it raw, unread.
-		c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
+		if d == geminiDialect {
+			c.cr.req.Needs, c.cr.req.Reasoning = geminiNeeds(buf.Bytes())
+		} else {
+			c.cr.req.Reasoning, c.cr.req.Needs = reasoningOf(d, buf.Bytes(), needsOf(d, buf.Bytes()))
+		}
 	}
 	if ae == nil {
 		ae = c.options()
@@ -471,6 +481,8 @@ func (c *call) serveComplete(ctx context.Context) {
 		b = appendAnthropicMessage(b, c, res.Response)
 	case responsesDialect:
 		b = appendResponsesObject(b, c, res.Response)
+	case geminiDialect:
+		b = appendGeminiResponse(b, c, res.Response)
 	default:
 		b = appendOpenAICompletion(b, c, res.Response)
 	}

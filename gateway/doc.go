@@ -1,17 +1,21 @@
-// Package gateway is detour's OpenAI- and Anthropic-compatible HTTP gateway:
-// any app pointing its OpenAI SDK (base URL http://HOST/v1) or Anthropic SDK
-// (base URL http://HOST) at it gets detour's fallback routing, unchanged.
-// It serves chat completions, Anthropic Messages and, statelessly, OpenAI's
-// Responses API (POST /v1/responses: translated for every target, since no
-// provider speaks it; previous_response_id is a 400, as detour keeps no
+// Package gateway is detour's OpenAI-, Anthropic- and Gemini-compatible HTTP
+// gateway: any app pointing its OpenAI SDK (base URL http://HOST/v1),
+// Anthropic SDK (base URL http://HOST) or Google Gen AI SDK (base URL
+// http://HOST: POST /v1beta/models/{model}:generateContent and
+// :streamGenerateContent?alt=sse) at it gets detour's fallback routing,
+// unchanged. It serves chat completions, Anthropic Messages, Gemini's
+// generateContent, embeddings and, statelessly, OpenAI's Responses API
+// (POST /v1/responses: translated for every target, since no provider
+// speaks it; previous_response_id is a 400, as detour keeps no
 // conversation).
 //
 // A request's model names a route of the config, or a provider/model target
 // (with OpenRouter's "models": [...] it names its own candidates). Streams
 // fail over only before their first output; after it a failure ends the
 // stream with an error event in the client's dialect, never with another
-// model's text. Every answer says who answered (the model field and the
-// x-detour-* headers); every failure comes in the client's dialect. When
+// model's text. Every answer says who answered (the model field, Gemini's
+// modelVersion, and the x-detour-* headers); every failure comes in the
+// client's dialect (Google's {"error":{code,message,status}} for Gemini). When
 // every candidate failed the answer is 429 (all rate limited or out of
 // quota), 504 (all timed out) or 503, with x-should-retry: false and the
 // providers' wait as Retry-After and retry-after-ms. POST /v1/embeddings

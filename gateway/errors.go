@@ -131,6 +131,17 @@ func appendAnthropicError(b []byte, e *apiError, requestID string) []byte {
 	return append(b, '}')
 }
 
+// appendDialectError appends e's JSON body in dialect d.
+func appendDialectError(b []byte, d dialect, e *apiError, requestID string) []byte {
+	switch d {
+	case anthropicDialect:
+		return appendAnthropicError(b, e, requestID)
+	case geminiDialect:
+		return appendGoogleError(b, e)
+	}
+	return appendOpenAIError(b, e)
+}
+
 // writeError writes e as a JSON response in dialect d.
 func writeError(w http.ResponseWriter, d dialect, e *apiError, requestID string) {
 	h := w.Header()
@@ -144,12 +155,7 @@ func writeError(w http.ResponseWriter, d dialect, e *apiError, requestID string)
 	if e.RetryAfterMS > 0 {
 		h.Set("Retry-After-Ms", strconv.Itoa(e.RetryAfterMS))
 	}
-	var b []byte
-	if d == anthropicDialect {
-		b = appendAnthropicError(make([]byte, 0, 256), e, requestID)
-	} else {
-		b = appendOpenAIError(make([]byte, 0, 256), e)
-	}
+	b := appendDialectError(make([]byte, 0, 256), d, e, requestID)
 	b = append(b, '\n')
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(e.Status)

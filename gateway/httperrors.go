@@ -120,9 +120,14 @@ func plainError(p []byte) (code int, text string, ok bool) {
 
 // headDialect tells the dialect of the request whose start is head: the
 // Anthropic one for a path under /v1/messages or an anthropic-version
-// header, else OpenAI's.
+// header, Gemini's for a path under /v1beta/, a :generateContent method or
+// an x-goog-api-key header, else OpenAI's.
 func headDialect(head []byte) dialect {
 	line, _, _ := bytes.Cut(head, []byte("\n"))
+	if bytes.Contains(line, []byte("/v1beta/")) || bytes.Contains(line, []byte("GenerateContent")) ||
+		bytes.Contains(line, []byte(":generateContent")) || bytes.Contains(bytes.ToLower(head), []byte("\nx-goog-api-key:")) {
+		return geminiDialect
+	}
 	if bytes.Contains(line, []byte("/messages")) ||
 		bytes.Contains(bytes.ToLower(head), []byte("\nanthropic-version:")) {
 		return anthropicDialect
@@ -146,12 +151,7 @@ func dialectError(d dialect, code int, text string) []byte {
 		}
 		e.Message += ": check its request line and headers (no control characters such as NUL, CR or LF in names or values) and its Content-Length (a whole number of bytes)"
 	}
-	var body []byte
-	if d == anthropicDialect {
-		body = appendAnthropicError(make([]byte, 0, 256), e, "")
-	} else {
-		body = appendOpenAIError(make([]byte, 0, 256), e)
-	}
+	body := appendDialectError(make([]byte, 0, 256), d, e, "")
 	body = append(body, '\n')
 	out := make([]byte, 0, 160+len(body))
 	out = append(out, statusLinePrefix...)

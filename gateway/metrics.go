@@ -87,7 +87,7 @@ func newMetrics(s *Server) *metrics {
 	reg := prom.NewRegistry()
 	m := &metrics{reg: reg}
 	m.requests = reg.Counter("detour_requests_total",
-		"Requests answered or failed, by surface (openai, anthropic, responses), route and outcome.",
+		"Requests answered or failed, by surface (openai, anthropic, responses, gemini), route and outcome.",
 		"surface", "route", "outcome")
 	m.rejected = reg.Counter("detour_rejected_requests_total",
 		"Requests refused before routing, by surface and reason (unauthorized, forbidden, not_found, too_large, rate_limited, concurrency, bad_request, malformed_http: not valid HTTP, answered before any handler).",
@@ -178,7 +178,7 @@ func newMetrics(s *Server) *metrics {
 	for _, route := range s.v().routeNames {
 		for _, o := range []string{OutcomePrimarySuccess, OutcomeRetryRecovery, OutcomeFailoverRecovery,
 			OutcomeFallbackRecovery, OutcomeDegraded, OutcomeStatic, OutcomeFailClosed, OutcomeAllFailed} {
-			for _, sf := range []string{"openai", "anthropic"} {
+			for _, sf := range []string{"openai", "anthropic", "gemini"} {
 				m.requests.With(sf, route, o)
 			}
 		}

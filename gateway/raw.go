@@ -78,8 +78,13 @@ func (r *rawStream) chunk(b []byte, ch llm.Chunk) []byte {
 	if ch.Usage != nil {
 		r.u = *ch.Usage
 	}
-	if r.c.d == anthropicDialect {
+	switch r.c.d {
+	case anthropicDialect:
 		b = event(b, ch.Event)
+		b = append(b, ch.Raw...)
+		return append(b, "\n\n"...)
+	case geminiDialect:
+		b = append(b, "data: "...)
 		b = append(b, ch.Raw...)
 		return append(b, "\n\n"...)
 	}
@@ -93,14 +98,18 @@ func (r *rawStream) chunk(b []byte, ch llm.Chunk) []byte {
 }
 
 // end appends the stream's end in the dialect's words: OpenAI's [DONE],
-// Anthropic's message_stop.
+// Anthropic's message_stop; Gemini's stream has none (its last chunk
+// carries the finishReason).
 func (r *rawStream) end(b []byte) []byte {
 	if !r.raw {
 		return r.inner.end(b)
 	}
-	if r.c.d == anthropicDialect {
+	switch r.c.d {
+	case anthropicDialect:
 		b = event(b, "message_stop")
 		return append(b, `{"type":"message_stop"}`+"\n\n"...)
+	case geminiDialect:
+		return b
 	}
 	return append(b, "data: [DONE]\n\n"...)
 }

@@ -63,7 +63,7 @@ type traceExtractor interface {
 	Extract(ctx context.Context, h http.Header) context.Context
 }
 
-// Server is detour's OpenAI- and Anthropic-compatible gateway: an
+// Server is detour's OpenAI-, Anthropic- and Gemini-compatible gateway: an
 // http.Handler serving
 //
 //	POST /v1/chat/completions   OpenAI chat completions, streamed or not
@@ -71,6 +71,9 @@ type traceExtractor interface {
 //	POST /v1/responses          OpenAI Responses, streamed or not (stateless)
 //	POST /v1/embeddings         OpenAI embeddings (router.Embed: one model
 //	                            family per request)
+//	POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse
+//	                            Gemini's generateContent, streamed or not
+//	                            (the same under /v1/)
 //	GET  /v1/models[/{id}]      the routes and targets the client's key may use
 //	GET  /healthz, /readyz      liveness and readiness
 //	GET  /metrics               Prometheus metrics (a registry of its own),
@@ -220,6 +223,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveAdmin(w, r, p)
 			return
 		}
+		if model, method, ok := geminiPath(p); ok && (r.Method == http.MethodPost || strings.HasPrefix(p, "/v1beta/")) {
+			// Gemini's model methods: never the GET of /v1/models/{id}.
+			s.serveGemini(w, r, model, method)
+			return
+		}
 		if id, ok := strings.CutPrefix(p, "/v1/models/"); ok && id != "" {
 			if s.method(w, r, http.MethodGet, modelsDialect(r)) {
 				s.serveModels(w, r, id)
@@ -238,7 +246,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
 			Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages, "+
-				"POST /v1/responses, POST /v1/embeddings and GET /v1/models", r.Method, p)}, "")
+				"POST /v1/responses, POST /v1/embeddings, POST /v1beta/models/{model}:generateContent and GET /v1/models", r.Method, p)}, "")
 	}
 }
 

@@ -214,6 +214,8 @@ func (c *call) serveStream(ctx context.Context) {
 		enc = &anStream{c: c}
 	case responsesDialect:
 		enc = &rsStream{c: c}
+	case geminiDialect:
+		enc = &gmStreamOut{c: c}
 	default:
 		enc = &oaStream{c: c}
 	}

@@ -109,8 +109,8 @@ type Request struct {
 // Raw is a body in one dialect's wire format, kept as it came: a client's
 // request, or a provider's answer. Its bytes must not be changed.
 type Raw struct {
-	// Dialect is the wire format: "openai" (chat completions) or
-	// "anthropic" (Messages).
+	// Dialect is the wire format: "openai" (chat completions),
+	// "anthropic" (Messages) or "gemini" (generateContent).
 	Dialect string
 	// Body is the JSON body.
 	Body []byte
@@ -162,6 +162,9 @@ var droppable = map[string]bool{
 	// the same without them, and says they were dropped.
 	"strict": true, "include": true, "reasoning.summary": true,
 	NeedImageDetail: true, NeedDocumentTitle: true,
+	// Gemini's signature of its own earlier reasoning on a replayed part:
+	// it proves nothing to another provider.
+	"thoughtSignature": true,
 	// Sampling a target leaves out only beside what it cannot have with
 	// it (Anthropic's thinking: Fitter).
 	"temperature": true, "top_p": true,

@@ -135,7 +135,9 @@ func fitted(req *llm.Request, t *Target, route *Route) (out *llm.Request, did []
 // target that declares it reasons (offers: [reasoning]): a model that
 // does not would refuse the field with a 400, which fails the request
 // closed instead of trying the next target.
-func reasoningNeed(need string) bool { return need == "thinking" || need == "reasoning_effort" }
+func reasoningNeed(need string) bool {
+	return need == "thinking" || need == "reasoning_effort" || need == "thinkingConfig"
+}
 
 // ReadsNeeds reports whether a request of dialect on r may have its Needs
 // (and Reasoning) read before a send: when a target of r speaks another
@@ -178,7 +180,7 @@ func capabilities(req *llm.Request) []string {
 			add("documents")
 		case strings.HasPrefix(n, "audio"):
 			add("audio")
-		case n == "thinking", n == "thinking blocks", n == "reasoning_effort":
+		case n == "thinking", n == "thinking blocks", n == "reasoning_effort", n == "thinkingConfig", n == "thought parts":
 			add("reasoning")
 		}
 	}

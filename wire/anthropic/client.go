@@ -97,6 +97,7 @@ func forcesTool(raw json.RawMessage) bool {
 // carried are the needs Carries says yes to.
 var carried = map[string]bool{
 	"reasoning_effort": true,
+	"thinkingConfig":   true, // Gemini's, from detour's Gemini surface
 	"response_format":  true,
 	llm.NeedImage:      true, llm.NeedImage + " (image/gif)": true, llm.NeedImageURL: true,
 	llm.NeedDocument: true, llm.NeedDocument + " (text/plain)": true, llm.NeedDocumentURL: true,

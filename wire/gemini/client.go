@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/detourhq/detour/internal/jsonedit"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/wire/exchange"
 )
@@ -67,25 +68,48 @@ var carried = map[string]bool{
 
 // Complete sends req to :generateContent and decodes the answer with
 // DecodeResponse. req.Model names the model, with or without the
-// "models/" prefix; req.Stream is ignored.
+// "models/" prefix; req.Stream is ignored. A request whose Raw is in this
+// dialect (a client of detour's Gemini surface) is sent as its client
+// wrote it (RawBody), and the answer keeps its body in Raw.
 func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	resp, err := c.send(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
+	if req.RawFor(dialect) != nil {
+		return decoder.DecodeResponseRaw(resp, c.APIKey, dialect)
+	}
 	return decoder.DecodeResponse(resp, c.APIKey)
 }
 
 // Stream sends req to :streamGenerateContent?alt=sse and returns the
-// answer decoded by DecodeStream. req.Stream is ignored. ctx bounds the
-// whole stream: its cancellation aborts a blocked Next. The caller must
-// Close the stream.
+// answer decoded by DecodeStream. req.Stream is ignored. A request whose
+// Raw is in this dialect is sent as its client wrote it, and every chunk
+// keeps its event's data in Raw (chunks that carry only thoughts too).
+// ctx bounds the whole stream: its cancellation aborts a blocked Next.
+// The caller must Close the stream.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	resp, err := c.send(ctx, req, true)
 	if err != nil {
 		return nil, err
 	}
-	return decoder.DecodeStream(resp, c.APIKey)
+	st, err := decoder.DecodeStream(resp, c.APIKey)
+	if s, ok := st.(*stream); ok && req.RawFor(dialect) != nil {
+		s.raw = true
+	}
+	return st, err
+}
+
+// RawBody returns a client's raw generateContent body (llm.Raw) made ready
+// for one send: the fields detour owns (exchange.Owned: "models",
+// "detour") left out, every other member as the client wrote it. The
+// model and the streaming are in the URL, so nothing else changes.
+func RawBody(body []byte) ([]byte, error) {
+	out, ok := jsonedit.Object(make([]byte, 0, len(body)), body, exchange.Owned)
+	if !ok {
+		return nil, errors.New("gemini: the request body is not a JSON object")
+	}
+	return out, nil
 }
 
 // send makes the one HTTP exchange of a call.
@@ -97,7 +121,13 @@ func (c *Client) send(ctx context.Context, req *llm.Request, stream bool) (*http
 	if err != nil {
 		return nil, err
 	}
-	body, err := EncodeRequest(req)
+	var body []byte
+	if raw := req.RawFor(dialect); raw != nil {
+		// The client spoke this dialect: its body goes on as it came.
+		body, err = RawBody(raw)
+	} else {
+		body, err = EncodeRequest(req)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,9 @@ type stream struct {
 	sawFinish bool
 	calls     int        // function calls returned so far
 	usage     *llm.Usage // the latest usageMetadata
+	// raw keeps each event's data in its chunk (Chunk.Raw): the request
+	// was sent raw, and its client reads Gemini's own events.
+	raw bool
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -115,7 +118,11 @@ func (s *stream) next() (llm.Chunk, error) {
 		if pe := r.failure(s.header, data, llm.PhaseStream); pe != nil {
 			return llm.Chunk{}, pe
 		}
-		if c, ok := s.chunk(&r); ok {
+		if c, ok := s.chunk(&r); ok || s.raw {
+			if s.raw {
+				c.Raw = string(data)
+				s.started = true
+			}
 			return c, nil
 		}
 	}

@@ -52,7 +52,8 @@ func (c *Client) Carries(need string) bool { return carried[need] }
 
 // carried are the needs Carries says yes to.
 var carried = map[string]bool{
-	"thinking": true,
+	"thinking":       true,
+	"thinkingConfig": true, // Gemini's, from detour's Gemini surface
 	// A reasoning effort asked in another surface's words (the Responses
 	// API's reasoning.effort) is reasoning_effort here.
 	"reasoning_effort": true,
