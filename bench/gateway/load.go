@@ -53,6 +53,17 @@ func newAnthropicRequest(name, host, path string, body []byte, stream bool) requ
 	return r
 }
 
+// newResponsesRequest builds a POST of a Responses API body to path on
+// host.
+func newResponsesRequest(name, host, path string, body []byte, stream bool) request {
+	r := newPost(name, host, path, body, stream)
+	r.done = []byte(`"object":"response"`)
+	if stream {
+		r.done = []byte("event: response.completed")
+	}
+	return r
+}
+
 // newPost builds a POST of a JSON body to path on host.
 func newPost(name, host, path string, body []byte, stream bool) request {
 	accept := "application/json"

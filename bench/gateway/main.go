@@ -124,7 +124,8 @@ func main() {
 	flag.BoolVar(&o.perf, "perf", false, "after the matrix, profile detour serve under load with perf(1), if installed")
 	flag.IntVar(&o.perfConns, "perf-conns", 32, "connections of the -perf runs")
 	flag.StringVar(&o.surface, "surface", surfaceOpenAI, "the API the load speaks: openai (POST /v1/chat/completions) or anthropic (POST /v1/messages; "+
-		"the upstream answers in Anthropic's dialect too, so detour translates nothing but decodes and encodes both ways)")
+		"the upstream answers in Anthropic's dialect too, so detour translates nothing but decodes and encodes both ways) "+
+		"or responses (POST /v1/responses, translated to chat completions for the OpenAI upstream; -systems detour only)")
 	flag.BoolVar(&o.matrix, "matrix", true, "run the matrix of systems x conns x stream (and the paired latency); false runs only the scenarios")
 	flag.IntVar(&o.slowStreams, "slow-streams", 5000, "streams open at once in the slow-stream scenario, proxy then detour (0: skip it)")
 	flag.IntVar(&o.slowPieces, "slow-pieces", 200, "content chunks of each slow stream")
@@ -151,8 +152,17 @@ func main() {
 			fatalf("-systems: unknown system %q: use direct, proxy or detour", f)
 		}
 	}
-	if o.surface != surfaceOpenAI && o.surface != surfaceAnthropic {
-		fatalf("-surface %q: use openai or anthropic", o.surface)
+	switch o.surface {
+	case surfaceOpenAI, surfaceAnthropic:
+	case surfaceResponses:
+		for _, sys := range o.systems {
+			if sys != sysDetour {
+				fatalf("-surface responses: the upstream speaks chat completions, so only detour serves the Responses API: use -systems detour")
+			}
+		}
+		o.paired = false // it pairs detour with the proxy
+	default:
+		fatalf("-surface %q: use openai, anthropic or responses", o.surface)
 	}
 	if o.rounds < 1 || o.duration <= 0 || o.warmup < 0 || o.park <= 0 || o.failoverDur <= 0 || o.promptBytes < 0 || o.latency < 0 || o.perChunk < 0 {
 		fatalf("-rounds must be at least 1, -duration, -park and -failover-duration positive, -warmup and -prompt-bytes not negative")
@@ -388,7 +398,7 @@ routes:
     chain: [slow429/bench-model, %[3]s/bench-model]
 health:
   open_for: 1s   # a breaker opened by slow429 probes it every second, so the tail run sees probes fail
-`, b.up.url, durationYAML(b.opt.park/4), map[string]string{surfaceOpenAI: "up", surfaceAnthropic: "upa"}[b.opt.surface])
+`, b.up.url, durationYAML(b.opt.park/4), b.upstreamProvider())
 	if b.opt.healthStore != "" {
 		cfg += fmt.Sprintf("  store: %q\n  namespace: bench-%d\n", b.opt.healthStore, os.Getpid())
 	}
@@ -404,12 +414,19 @@ func durationYAML(d time.Duration) string {
 const (
 	surfaceOpenAI    = "openai"
 	surfaceAnthropic = "anthropic"
+	// surfaceResponses is OpenAI's Responses API, which no upstream speaks:
+	// detour translates it to chat completions for the OpenAI upstream, so
+	// only detour is measured, against its own openai-surface figures.
+	surfaceResponses = "responses"
 )
 
 // surfacePath is the path of the -surface API on detour and the proxy.
 func (b *bench) surfacePath() string {
-	if b.opt.surface == surfaceAnthropic {
+	switch b.opt.surface {
+	case surfaceAnthropic:
 		return "/v1/messages"
+	case surfaceResponses:
+		return "/v1/responses"
 	}
 	return "/v1/chat/completions"
 }
@@ -426,10 +443,34 @@ func (b *bench) upstreamProvider() string {
 // benchRequest is the measured request of the -surface API to path on
 // addr, asking for the route (or upstream model) bench-model.
 func (b *bench) benchRequest(name, addr, path string, stream bool) request {
-	if b.opt.surface == surfaceAnthropic {
+	switch b.opt.surface {
+	case surfaceAnthropic:
 		return newAnthropicRequest(name, addr, path, messagesBody("bench-model", stream, b.opt.promptBytes), stream)
+	case surfaceResponses:
+		return newResponsesRequest(name, addr, path, responsesBody("bench-model", stream, b.opt.promptBytes), stream)
 	}
 	return newRequest(name, addr, path, chatBody("bench-model", stream, b.opt.promptBytes), stream)
+}
+
+// responsesBody returns a Responses API request for model with a user
+// input of about n bytes, the twin of chatBody.
+func responsesBody(model string, stream bool, n int) []byte {
+	req := map[string]any{
+		"model":             model,
+		"instructions":      "You are a terse assistant.",
+		"input":             prompt(n),
+		"max_output_tokens": 64,
+		"temperature":       0,
+		"store":             false,
+	}
+	if stream {
+		req["stream"] = true
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // messagesBody returns an Anthropic Messages request for model with a user

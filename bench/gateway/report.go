@@ -191,9 +191,11 @@ func (b *bench) report() string {
 	p("- settings: %s warm-up + %s measured per system and cell, %d round(s), figures are medians of the rounds "+
 		"(ranges in parentheses); each system in a fresh process per cell; request: %s with a %d-byte "+
 		"user message; upstream: `simulate` in the same dialect (time to first token %s, %s between events), its %d-character answer in %s when streamed\n",
-		o.warmup, o.duration, o.rounds, map[string]string{surfaceOpenAI: "OpenAI chat completion", surfaceAnthropic: "Anthropic Messages request"}[o.surface],
+		o.warmup, o.duration, o.rounds, map[string]string{surfaceOpenAI: "OpenAI chat completion", surfaceAnthropic: "Anthropic Messages request",
+			surfaceResponses: "OpenAI Responses request (translated to a chat completion upstream)"}[o.surface],
 		o.promptBytes, o.latency, o.perChunk, len("Hello from up/bench-model."),
-		map[string]string{surfaceOpenAI: "9 SSE events", surfaceAnthropic: "Anthropic's message_start ... message_stop events"}[o.surface])
+		map[string]string{surfaceOpenAI: "9 SSE events", surfaceAnthropic: "Anthropic's message_start ... message_stop events",
+			surfaceResponses: "9 SSE events upstream, the Responses event sequence to the client"}[o.surface])
 	if o.healthStore != "" {
 		p("- detour's health store: %s\n", o.healthStore)
 	}
