@@ -96,10 +96,12 @@ func parseEmbed(body []byte, cr *chatRequest) (*llm.EmbedRequest, bool, *apiErro
 	return req, b64, nil
 }
 
-// serveEmbed serves POST /v1/embeddings: authenticated, limited, routed
+// serveEmbed serves POST /v1/embeddings (d openAIDialect) and the Gemini
+// surface's :embedContent and :batchEmbedContents of model (d
+// geminiDialect, method the one asked): authenticated, limited, routed
 // and logged as a chat request is, through the router's Embed.
-func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request) {
-	c := &call{s: s, w: w, r: r, d: openAIDialect, start: s.clk.Now(), id: requestID(r)}
+func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, d dialect, model, method string) {
+	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
 	h := w.Header()
 	h["X-Request-Id"] = []string{c.id}
 	s.active.Add(1)
@@ -134,7 +136,11 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request) {
 	var b64 bool
 	ae = s.readBody(w, r, buf)
 	if ae == nil {
-		req, b64, ae = parseEmbed(buf.Bytes(), &c.cr)
+		if d == geminiDialect {
+			req, ae = parseGeminiEmbed(buf.Bytes(), model, method, &c.cr)
+		} else {
+			req, b64, ae = parseEmbed(buf.Bytes(), &c.cr)
+		}
 	}
 	if ae == nil {
 		ae = c.resolve()
@@ -169,7 +175,12 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request) {
 	s.metrics.observeRecovery(pre, res.Target, res.Response.Usage)
 	c.setWho(h, res.Result, sends(res.Attempts))
 	p := getBytes()
-	b := appendEmbeddings(*p, answerModel(res.Embeddings.Model, c), res.Embeddings, b64)
+	var b []byte
+	if d == geminiDialect {
+		b = appendGeminiEmbeddings(*p, method, res.Embeddings)
+	} else {
+		b = appendEmbeddings(*p, answerModel(res.Embeddings.Model, c), res.Embeddings, b64)
+	}
 	h["Content-Type"] = []string{"application/json"}
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	c.status = http.StatusOK

@@ -45,12 +45,16 @@ func geminiPath(p string) (model, method string, ok bool) {
 // method of a model or path is answered in Google's shape saying what
 // detour serves.
 func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, model, method string) {
-	const serves = "detour serves POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse (also under /v1/)"
+	const serves = "detour serves POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse, :embedContent and :batchEmbedContents (also under /v1/)"
 	switch {
 	case model == "":
 		s.metrics.rejected.With(geminiDialect.String(), "not_found").Inc()
 		writeError(w, geminiDialect, &apiError{Status: http.StatusNotFound, NoRetry: true, Code: "unknown_url",
 			Message: fmt.Sprintf("unknown URL %s %s: %s", r.Method, r.URL.Path, serves)}, "")
+	case method == gmEmbed || method == gmBatchEmbed:
+		if s.method(w, r, http.MethodPost, geminiDialect) {
+			s.serveEmbed(w, r, geminiDialect, model, method)
+		}
 	case method != gmGenerate && method != gmStream:
 		s.metrics.rejected.With(geminiDialect.String(), "not_implemented").Inc()
 		writeError(w, geminiDialect, &apiError{Status: http.StatusNotImplemented, NoRetry: true, Code: "unknown_method",

@@ -393,7 +393,7 @@ func TestGeminiHTTP_Paths(t *testing.T) {
 		{"unknown model", "POST", "/v1beta/models/nope:generateContent", []string{"x-goog-api-key", clientKey}, 404, `"status":"NOT_FOUND"`},
 		{"stream without alt=sse", "POST", "/v1beta/models/chat:streamGenerateContent", []string{"x-goog-api-key", clientKey}, 400, `alt=sse`},
 		{"countTokens", "POST", "/v1beta/models/chat:countTokens", []string{"x-goog-api-key", clientKey}, 501, `"status":"UNIMPLEMENTED"`},
-		{"embedContent under v1", "POST", "/v1/models/chat:embedContent", []string{"x-goog-api-key", clientKey}, 501, `generateContent`},
+		{"embedContent under v1 is served: a chat body is refused", "POST", "/v1/models/chat:embedContent", []string{"x-goog-api-key", clientKey}, 400, `"status":"INVALID_ARGUMENT"`},
 		{"GET of a method", "GET", "/v1beta/models/chat:generateContent", []string{"x-goog-api-key", clientKey}, 405, `"code":405`},
 		{"model list", "GET", "/v1beta/models", []string{"x-goog-api-key", clientKey}, 404, `"status":"NOT_FOUND"`},
 		{"the OpenAI model GET stays", "GET", "/v1/models/chat", []string{"Authorization", "Bearer " + clientKey}, 200, `"id":"chat"`},

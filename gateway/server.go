@@ -191,7 +191,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/v1/embeddings", "/embeddings":
 		if s.method(w, r, http.MethodPost, openAIDialect) {
-			s.serveEmbed(w, r)
+			s.serveEmbed(w, r, openAIDialect, "", "")
 		}
 	case "/v1/messages":
 		if s.method(w, r, http.MethodPost, anthropicDialect) {
