@@ -165,6 +165,21 @@ func (c *Client) Ask(ctx context.Context, route, prompt string) (string, error) 
 	return res.Response.Message.Content, nil
 }
 
+// Embed sends req's texts down route's chain for their embeddings
+// (router.Embed): a failure fails over only to targets of the first
+// candidate's model family, since vectors of different models do not mix;
+// the result names the model that made them. IdempotencyKey is refused.
+func (c *Client) Embed(ctx context.Context, route string, req *llm.EmbedRequest, opts ...CallOption) (*router.EmbedResult, error) {
+	if req == nil {
+		return nil, errors.New("detour: Embed: the request is nil")
+	}
+	rt, err := c.Route(route)
+	if err != nil {
+		return nil, err
+	}
+	return c.r.Embed(ctx, rt, req, callOptions(opts))
+}
+
 // Stream sends req down route's chain as a stream and returns once a target
 // produced its first output: failures before it fail over unseen; after it,
 // a failure ends the stream with an error, never with another model's text.

@@ -145,6 +145,32 @@ func ExampleClient_Complete() {
 	// sends to free/m: 1
 }
 
+// Embed gets the embeddings of texts; a wall at the first target fails
+// over to the same model family elsewhere, never to another family.
+func ExampleClient_Embed() {
+	sim, cfg := simulated()
+	defer sim.Close()
+	sim.Enqueue("free", "m", simulate.Fault{Kind: simulate.DailyQuota})
+
+	c, err := detour.New(cfg, detour.WithGetenv(keys))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	res, err := c.Embed(context.Background(), "default", &llm.EmbedRequest{Input: []string{"hello", "world"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("embedded by", res.Target.ID()+":", len(res.Embeddings.Vectors), "vectors of", len(res.Embeddings.Vectors[0]))
+	for _, a := range res.Attempts {
+		fmt.Printf("  %s %s -> %s\n", a.Target.ID(), a.Status, a.Action)
+	}
+	// Output:
+	// embedded by paid/m: 2 vectors of 8
+	//   free/m http_429 -> failover
+	//   paid/m ok -> return
+}
+
 // Batch takes items from a channel, at most 2 in flight here, and yields
 // one Outcome per item as each finishes: match them by ID.
 func ExampleClient_Batch() {
