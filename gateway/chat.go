@@ -64,8 +64,11 @@ type call struct {
 	id    string
 	start time.Time
 	key   *clientKey
-	cr    chatRequest
-	route *router.Route
+	// admitted is set once the key's limits let the call in (enter): its
+	// slot is given back when it leaves.
+	admitted bool
+	cr       chatRequest
+	route    *router.Route
 	// label is the route's metrics label: its name, or "_target" and
 	// "_models" for routes a request made up.
 	label string
@@ -86,40 +89,61 @@ type call struct {
 	ttft      time.Duration
 }
 
-// serveChat serves POST /v1/chat/completions, POST /v1/messages, POST
-// /v1/responses and the Gemini surface's POST
-// /v1beta/models/{model}:generateContent (and :streamGenerateContent).
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
-	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
+// enter opens a call of surface d: its request id on the answer, counted
+// in flight until c.leave, refused while the gateway drains, authenticated
+// and admitted under its client key's limits. ok is false when the call
+// was refused (and answered); c.leave must run either way, once.
+func (s *Server) enter(w http.ResponseWriter, r *http.Request, d dialect) (c *call, ok bool) {
+	c = &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
 	h := w.Header()
 	h["X-Request-Id"] = []string{c.id}
 	h["Request-Id"] = []string{c.id}
 	s.active.Add(1)
 	s.inflightN.Add(1)
 	s.metrics.inflight.Inc()
-	defer func() {
-		s.metrics.inflight.Dec()
-		s.inflightN.Add(-1)
-		s.active.Done()
-		c.done()
-	}()
 	if s.draining.Load() {
 		h.Set("Connection", "close")
 		c.reject(&apiError{Status: http.StatusServiceUnavailable, Reason: "draining", RetryAfter: 1,
 			Message: "the gateway is shutting down: send the request again"})
-		return
+		return c, false
 	}
 	key, ae := s.authenticate(r)
 	if ae != nil {
 		c.reject(ae)
-		return
+		return c, false
 	}
 	c.key = key
 	if ae := s.admit(key); ae != nil {
 		c.reject(ae)
+		return c, false
+	}
+	c.admitted = true
+	return c, true
+}
+
+// leave closes a call enter opened: its key's slot given back, no longer
+// in flight, logged.
+func (c *call) leave() {
+	s := c.s
+	if c.admitted {
+		c.key.release()
+	}
+	s.metrics.inflight.Dec()
+	s.inflightN.Add(-1)
+	s.active.Done()
+	c.done()
+}
+
+// serveChat serves POST /v1/chat/completions, POST /v1/messages, POST
+// /v1/responses and the Gemini surface's POST
+// /v1beta/models/{model}:generateContent (and :streamGenerateContent).
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
+	c, ok := s.enter(w, r, d)
+	defer c.leave()
+	if !ok {
 		return
 	}
-	defer key.release()
+	var ae *apiError
 	buf := getBuf()
 	// The body lives until the answer started (releaseBody): it goes on
 	// raw to a target of the client's dialect (llm.Raw).

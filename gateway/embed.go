@@ -101,35 +101,13 @@ func parseEmbed(body []byte, cr *chatRequest) (*llm.EmbedRequest, bool, *apiErro
 // geminiDialect, method the one asked): authenticated, limited, routed
 // and logged as a chat request is, through the router's Embed.
 func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, d dialect, model, method string) {
-	c := &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
+	c, ok := s.enter(w, r, d)
+	defer c.leave()
+	if !ok {
+		return
+	}
 	h := w.Header()
-	h["X-Request-Id"] = []string{c.id}
-	s.active.Add(1)
-	s.inflightN.Add(1)
-	s.metrics.inflight.Inc()
-	defer func() {
-		s.metrics.inflight.Dec()
-		s.inflightN.Add(-1)
-		s.active.Done()
-		c.done()
-	}()
-	if s.draining.Load() {
-		h.Set("Connection", "close")
-		c.reject(&apiError{Status: http.StatusServiceUnavailable, Reason: "draining", RetryAfter: 1,
-			Message: "the gateway is shutting down: send the request again"})
-		return
-	}
-	key, ae := s.authenticate(r)
-	if ae != nil {
-		c.reject(ae)
-		return
-	}
-	c.key = key
-	if ae := s.admit(key); ae != nil {
-		c.reject(ae)
-		return
-	}
-	defer key.release()
+	var ae *apiError
 	buf := getBuf()
 	defer putBuf(buf)
 	var req *llm.EmbedRequest
