@@ -77,19 +77,10 @@ func decode(name string, data []byte) (c *Config, errs Errors, bad map[string]bo
 	if len(docs) > 1 {
 		d.fail(startPos(docs[1]), "", nil, "a second YAML document: detour.yaml holds one; remove the '---' and merge what follows into the first")
 	}
-	ast.Walk(visitFunc(func(n ast.Node) {
-		if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
-			d.anchors[a.Name.GetToken().Value] = a.Value
-		}
-	}), docs[0])
+	d.anchors = yamlnode.Anchors(docs[0])
 	d.top(docs[0])
 	return d.c, d.errs, d.bad
 }
-
-// visitFunc adapts a function to ast.Visitor.
-type visitFunc func(ast.Node)
-
-func (f visitFunc) Visit(n ast.Node) ast.Visitor { f(n); return f }
 
 // syntaxError turns a YAML parse error into an *Error at its token.
 func (d *decoder) syntaxError(err error) *Error {
@@ -160,26 +151,7 @@ func startPos(n ast.Node) position {
 
 // resolve looks through tags, anchors and aliases to the node that holds
 // the value; nil means no value.
-func (d *decoder) resolve(n ast.Node) ast.Node {
-	for range maxAliasDepth {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.AliasNode:
-			if v.Value == nil {
-				return nil
-			}
-			n = d.anchors[v.Value.GetToken().Value]
-		case *ast.MappingKeyNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
-	return nil
-}
+func (d *decoder) resolve(n ast.Node) ast.Node { return yamlnode.Resolve(n, d.anchors, maxAliasDepth) }
 
 // child returns the path of key under path. A key that looks like an API
 // key is not repeated.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/detourhq/detour/internal/yamlnode"
 )
 
 // maxFlowDepth bounds the nesting of [ ] and { } and of "- - -" chains:
@@ -21,7 +23,7 @@ func (p *suiteParser) expandedSize(n ast.Node) int {
 	var size func(n ast.Node, depth int) int
 	size = func(n ast.Node, depth int) int {
 		total := 0
-		ast.Walk(visitFunc(func(m ast.Node) {
+		yamlnode.Walk(n, func(m ast.Node) {
 			total++
 			if a, ok := m.(*ast.AliasNode); ok && a.Value != nil && total <= maxExpanded {
 				name := a.Value.GetToken().Value
@@ -36,25 +38,13 @@ func (p *suiteParser) expandedSize(n ast.Node) int {
 				}
 				total += s
 			}
-		}), n)
+		})
 		return min(total, maxExpanded+1)
 	}
 	if n == nil {
 		return 0
 	}
 	return size(n, 0)
-}
-
-// visitFunc adapts a function to ast.Visitor.
-type visitFunc func(ast.Node)
-
-// Visit implements ast.Visitor.
-func (f visitFunc) Visit(n ast.Node) ast.Visitor {
-	if n == nil {
-		return nil
-	}
-	f(n)
-	return f
 }
 
 // checkSize refuses data past MaxSuiteSize or nesting deeper than

@@ -87,11 +87,7 @@ func parse(name string, data []byte) (*Suite, error) {
 		return nil, &Error{File: name, Line: line(docs[1]), Msg: "a second YAML document: a suite is one; remove the '---'"}
 	}
 	body := docs[0]
-	ast.Walk(visitFunc(func(n ast.Node) {
-		if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
-			p.anchors[a.Name.GetToken().Value] = a.Value
-		}
-	}), body)
+	p.anchors = yamlnode.Anchors(body)
 	if n := p.expandedSize(body); n > maxExpanded {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("aliases (*name) expand the suite past %d values; write the values out", maxExpanded)}
 	}
@@ -365,24 +361,7 @@ func (p *suiteParser) errf(line int, task, format string, args ...any) {
 
 // resolve looks through tags, anchors and aliases to the node that holds
 // a value; nil means none.
-func (p *suiteParser) resolve(n ast.Node) ast.Node {
-	for range 32 {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.AliasNode:
-			if v.Value == nil {
-				return nil
-			}
-			n = p.anchors[v.Value.GetToken().Value]
-		default:
-			return n
-		}
-	}
-	return nil
-}
+func (p *suiteParser) resolve(n ast.Node) ast.Node { return yamlnode.Resolve(n, p.anchors, 32) }
 
 // line returns the 1-based line where n begins; 0 if unknown.
 func line(n ast.Node) int {
