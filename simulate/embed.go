@@ -200,19 +200,10 @@ func (r *embedReq) tokens() int {
 func (s *Server) serveEmbed(ctx context.Context, w http.ResponseWriter, t *target, req *embedReq, ec errCtx) {
 	ec.model, ec.promptTokens, ec.stream = req.model, req.tokens(), false
 	rec := Record{Model: req.model, Embed: true}
-	if len(t.models) > 0 && !t.models[req.model] {
-		rec.Kind = ModelNotFound
-		s.record(t, rec)
-		ec.f = Fault{Kind: ModelNotFound}
-		s.sendError(ctx, w, t, ec.reply(), nil)
+	if !s.known(ctx, w, t, rec, ec) {
 		return
 	}
-	f := s.next(t, req.model)
-	if f.Kind == "" {
-		f.Kind = OK
-	}
-	rec.Kind = f.Kind
-	s.record(t, rec)
+	f := s.draw(t, rec)
 	ec.f = f
 	wa := wireAnswer{body: req.answer(), bodyType: "application/json"}
 	if req.gemini {

@@ -428,29 +428,45 @@ func (s *Server) reject(ctx context.Context, w http.ResponseWriter, t *target, e
 	s.sendError(ctx, w, t, rerr.reply(ec), nil)
 }
 
+// known reports whether t serves rec's model; an unknown one is recorded
+// and answered with a ModelNotFound.
+func (s *Server) known(ctx context.Context, w http.ResponseWriter, t *target, rec Record, ec errCtx) bool {
+	if len(t.models) == 0 || t.models[rec.Model] {
+		return true
+	}
+	rec.Kind = ModelNotFound
+	s.record(t, rec)
+	ec.f = Fault{Kind: ModelNotFound}
+	s.sendError(ctx, w, t, ec.reply(), nil)
+	return false
+}
+
+// draw pops the fault the request of rec gets (OK when none), and records
+// it.
+func (s *Server) draw(t *target, rec Record) Fault {
+	f := s.next(t, rec.Model)
+	if f.Kind == "" {
+		f.Kind = OK
+	}
+	rec.Kind = f.Kind
+	s.record(t, rec)
+	return f
+}
+
 // serve answers a well-formed chat request of any dialect: an unknown model
 // gets a ModelNotFound, anything else the next scripted or drawn fault.
 func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, req *chatReq, seq uint64, ec errCtx) {
 	ec.model, ec.promptTokens, ec.maxTokens, ec.stream = req.model, req.promptTokens, req.maxTokens, req.stream
 	ec.lastRole = req.lastRole
 	rec := Record{Model: req.model, Stream: req.stream, LastRole: req.lastRole}
-	if len(t.models) > 0 && !t.models[req.model] {
-		rec.Kind = ModelNotFound
-		s.record(t, rec)
-		ec.f = Fault{Kind: ModelNotFound}
-		s.sendError(ctx, w, t, ec.reply(), nil)
+	if !s.known(ctx, w, t, rec, ec) {
 		return
 	}
 	if t.NoPrefill && req.lastRole == "assistant" {
 		s.reject(ctx, w, t, ec, &reqError{status: 400, kind: BadRequest, model: req.model, msg: prefillMessage, param: "messages"})
 		return
 	}
-	f := s.next(t, req.model)
-	if f.Kind == "" {
-		f.Kind = OK
-	}
-	rec.Kind = f.Kind
-	s.record(t, rec)
+	f := s.draw(t, rec)
 	ec.f = f
 
 	switch f.Kind {
