@@ -89,6 +89,20 @@ var demoChain = []struct {
 	{simulate.Together, simulate.TogetherModel, "llama-3.3-70b", "prepaid", 0.88, 0.88},
 }
 
+// demoTargets are demoChain's targets, served by srv.
+func demoTargets(srv *simulate.Server) []router.Target {
+	var out []router.Target
+	for _, c := range demoChain {
+		d := srv.Dialect(c.provider)
+		out = append(out, router.Target{
+			Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: string(d),
+			PriceIn: c.in, PriceOut: c.out,
+			Client: config.NewClient(config.Dialect(d), srv.BaseURL(c.provider), "demo-key", nil, nil),
+		})
+	}
+	return out
+}
+
 func runDemo(ctx context.Context, env Env, f demoFlags) error {
 	srv, err := simulate.Start(simulate.DayProfile(f.seed)...)
 	if err != nil {
@@ -97,15 +111,7 @@ func runDemo(ctx context.Context, env Env, f demoFlags) error {
 	defer srv.Close()
 	srv.LatencyScale = f.scale
 
-	route := &router.Route{Name: "default", Budget: policy.Interactive()}
-	for _, c := range demoChain {
-		d := srv.Dialect(c.provider)
-		route.Chain = append(route.Chain, router.Target{
-			Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: string(d),
-			PriceIn: c.in, PriceOut: c.out,
-			Client: config.NewClient(config.Dialect(d), srv.BaseURL(c.provider), "demo-key", nil, nil),
-		})
-	}
+	route := &router.Route{Name: "default", Budget: policy.Interactive(), Chain: demoTargets(srv)}
 
 	mem := &ledger.Memory{}
 	var sink ledger.Sink = mem

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/eval"
 	"github.com/detourhq/detour/eval/results"
 	"github.com/detourhq/detour/eval/suites"
@@ -103,15 +102,10 @@ func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
 	}
 	defer srv.Close()
 	srv.LatencyScale = f.scale
+	targets := demoTargets(srv)
 	var routes []*router.Route
-	var targets []router.Target
-	for _, c := range demoChain {
-		d := srv.Dialect(c.provider)
-		t := router.Target{Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: string(d),
-			PriceIn: c.in, PriceOut: c.out,
-			Client: config.NewClient(config.Dialect(d), srv.BaseURL(c.provider), "demo-key", nil, nil)}
+	for _, t := range targets {
 		routes = append(routes, &router.Route{Name: t.ID(), Chain: []router.Target{t}, Budget: policy.Interactive()})
-		targets = append(targets, t)
 	}
 	dir, err := os.MkdirTemp("", "detour-demo-eval")
 	if err != nil {
@@ -133,10 +127,7 @@ func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
 	if err != nil {
 		return err
 	}
-	var ids []string
-	for _, t := range suite.Tasks {
-		ids = append(ids, t.ID)
-	}
+	ids := suite.IDs()
 	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, out.Snapshot())
 	eval.WriteTable(env.Stdout, rep)
 	fmt.Fprintln(env.Stdout)

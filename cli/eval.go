@@ -246,10 +246,7 @@ func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.Build
 	for _, r := range routes {
 		targets = append(targets, r.Chain[0])
 	}
-	var ids []string
-	for _, t := range suite.Tasks {
-		ids = append(ids, t.ID)
-	}
+	ids := suite.IDs()
 	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, recs)
 	o := eval.ProposeOptions{MinReachability: f.minReachability, MinAccuracy: f.minAccuracy, Tie: f.tie}
 	for _, pr := range proposalRoutes(cfg, opts, f.route, targets) {

@@ -81,10 +81,7 @@ func TestBuiltinSuite_SeparatesTargetsOfKnownSkill(t *testing.T) {
 	if _, err := run.Run(context.Background(), out); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for _, task := range suite.Tasks {
-		ids = append(ids, task.ID)
-	}
+	ids := suite.IDs()
 	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, out.Snapshot())
 	for i, tr := range rep.Targets {
 		if tr.Reachability != 1 || tr.Truncated != 0 {

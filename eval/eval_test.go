@@ -96,13 +96,7 @@ func (w *world) targets() []router.Target {
 	return out
 }
 
-func taskIDs(s *grade.Suite) []string {
-	var ids []string
-	for _, t := range s.Tasks {
-		ids = append(ids, t.ID)
-	}
-	return ids
-}
+func taskIDs(s *grade.Suite) []string { return s.IDs() }
 
 // Against targets of scripted accuracy, truncation and reachability, eval
 // recovers each figure within tolerance, keeps reachability apart from

@@ -124,6 +124,15 @@ func Parse(name string, data []byte) (s *Suite, err error) {
 	return parse(name, data)
 }
 
+// IDs returns the ids of the suite's tasks, in order.
+func (s *Suite) IDs() []string {
+	out := make([]string, len(s.Tasks))
+	for i, t := range s.Tasks {
+		out[i] = t.ID
+	}
+	return out
+}
+
 // Task returns the task with id, or nil if the suite has none.
 func (s *Suite) Task(id string) *Task {
 	for _, t := range s.Tasks {
