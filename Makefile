@@ -2,10 +2,11 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test deps unit race fuzz vet bench bench-gateway demo build build-pprof
+.PHONY: test deps unit race stack fuzz vet bench bench-gateway demo build build-pprof
 
-## test: vet, every test with the race detector, then a short run of each fuzz target
-test: deps vet race fuzz
+## test: vet, every test with the race detector, the tests that need a build
+## without it (stack sizes), then a short run of each fuzz target
+test: deps vet race stack fuzz
 
 ## deps: what the tests need beyond Go, installed when missing: redis-server
 ## (Debian's package; the shared-health tests start their own on loopback),
@@ -39,6 +40,11 @@ vet:
 
 race: deps
 	DETOUR_REQUIRE_REDIS=1 DETOUR_REQUIRE_CHROMIUM=1 DETOUR_REQUIRE_NODE=1 $(GO) test -race -count=1 ./...
+
+## stack: tests that measure goroutine stacks, which the race detector's
+## instrumentation deepens (they are built only without it)
+stack:
+	$(GO) test -count=1 -run 'StackStaysSmall' ./gateway/
 
 unit:
 	$(GO) test -count=1 ./...

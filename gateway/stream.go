@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/router"
 )
 
 // streamEncoder turns llm chunks into one dialect's SSE events. Each method
@@ -204,29 +206,53 @@ func (o *sseOut) clientStalled() bool {
 // over invisibly until a target produces its first output; after that a
 // failure ends the stream with an error event in the client's dialect,
 // never with another model's text.
+//
+// The handler's goroutine waits on the upstream for the stream's whole
+// life, so the frames under that wait are kept small: serveStream only
+// strings together steps of their own (opening, relaying, ending), and the
+// routing runs on a goroutine of its own (openStream). All of it fits in an
+// 8 KiB stack, where the plain proxy's fits too (the slow-stream scenario,
+// README "Slow streams"); TestStream_HandlerStackStaysSmall keeps it so.
 func (c *call) serveStream(ctx context.Context) {
-	s := c.s
-	out := newSSEOut(c.w, s.v().gw.KeepAlive, s.writeTimeout())
+	out := newSSEOut(c.w, c.s.v().gw.KeepAlive, c.s.writeTimeout())
 	defer out.stop()
-	var enc streamEncoder
+	enc := c.encoder()
+	sr := c.startStream(ctx, out, enc)
+	if sr == nil {
+		return
+	}
+	defer sr.Stream.Close()
+	c.relay(out, c.streamEncoder(out, sr, enc), sr)
+	c.endStream(out, sr)
+}
+
+// encoder returns the stream encoder of the client's dialect.
+func (c *call) encoder() streamEncoder {
 	switch c.d {
 	case anthropicDialect:
-		enc = &anStream{c: c}
+		return &anStream{c: c}
 	case responsesDialect:
-		enc = &rsStream{c: c}
+		return &rsStream{c: c}
 	case geminiDialect:
-		enc = &gmStreamOut{c: c}
+		return &gmStreamOut{c: c}
 	default:
-		enc = &oaStream{c: c}
+		return &oaStream{c: c}
 	}
-	sr, err := s.router.Stream(ctx, c.route, c.cr.req, c.opts)
+}
+
+// startStream opens the stream, or answers the failure and returns nil:
+// a plain HTTP error while no header went out, else an error event.
+//
+//go:noinline
+func (c *call) startStream(ctx context.Context, out *sseOut, enc streamEncoder) *router.StreamResult {
+	sr, err := c.openStream(ctx)
 	if err != nil {
 		out.mu.Lock()
 		defer out.mu.Unlock()
 		out.stopped = true // no ping, and no header, behind our back from now on
 		if !out.committed {
 			c.failed(err) // still a plain HTTP error: 429, 503, 504, 400, ...
-			return
+			return nil
 		}
 		// Keep-alives are out, so the headers are: the failure goes in an
 		// error event.
@@ -238,17 +264,26 @@ func (c *call) serveStream(ctx context.Context) {
 			out.sendLocked(b, false) //nolint:errcheck // the client may be gone
 			putBytes(p, b)
 		}
-		return
+		return nil
 	}
-	defer sr.Stream.Close()
+	return sr
+}
+
+// streamEncoder returns the encoder of the answer: enc, or the raw
+// pass-through around it when the target speaks the client's dialect. It
+// sets who answers (headers, or trailers when the headers went out early)
+// and lets go of the request once the answer started.
+//
+//go:noinline
+func (c *call) streamEncoder(out *sseOut, sr *router.StreamResult, enc streamEncoder) streamEncoder {
 	if c.passThrough(sr.Target) {
 		enc = &rawStream{inner: enc, c: c}
 	}
 	if c.idem == "" {
 		c.releaseBody() // the answer started: the request is sent for good
 	}
-	pre, n := sr.Attempts, sends(sr.Attempts)
-	if !lastResort(pre) {
+	n := sends(sr.Attempts)
+	if !lastResort(sr.Attempts) {
 		n++ // the send that is answering
 	}
 	out.mu.Lock()
@@ -259,36 +294,25 @@ func (c *call) serveStream(ctx context.Context) {
 	}
 	out.mu.Unlock()
 	c.status = http.StatusOK
+	return enc
+}
 
+// relay writes the stream's chunks as they come, until its end, its
+// failure or the client's leaving.
+//
+//go:noinline
+func (c *call) relay(out *sseOut, enc streamEncoder, sr *router.StreamResult) {
 	first := true
 	for {
 		ch, err := sr.Stream.Next()
 		// Each event takes its buffer from the pool and gives it back once
 		// written: a stream waiting for the upstream holds none.
 		p := getBytes()
-		b := *p
-		if err == io.EOF {
-			// The end waits in the response's buffer: the handler returns
-			// at once, and net/http sends it with the chunked terminator in
-			// one write.
-			b = enc.end(b)
-			werr := out.write(b, true)
-			putBytes(p, b)
-			if werr != nil {
-				c.outcome = OutcomeCanceled
-				break
-			}
-			c.outcome = outcome(pre, sr.Target)
-			s.metrics.observeRecovery(pre, sr.Target, enc.usage())
-			c.w.Header()["X-Detour-Cost"] = []string{costText(sr.Attempts)} // a trailer
-			break
-		}
 		if err != nil {
-			c.streamFailed(out, enc, &b, err)
-			putBytes(p, b)
-			break
+			c.streamEnded(out, enc, sr, p, err)
+			return
 		}
-		b = enc.chunk(b, ch)
+		b := enc.chunk(*p, ch)
 		// Events the upstream sent together go out together: flush only
 		// when the next chunk is not here yet, so a lone event still goes
 		// out at once.
@@ -297,22 +321,62 @@ func (c *call) serveStream(ctx context.Context) {
 			putBytes(p, b)
 			if !more && out.flush() != nil {
 				c.outcome, c.errText = OutcomeCanceled, "the client went away"
-				break
+				return
 			}
 			continue
 		}
 		if first {
 			first = false
-			c.ttft = s.clk.Now().Sub(c.start)
-			s.metrics.ttft.With(c.d.String()).Observe(c.ttft.Seconds())
+			c.firstOutput()
 		}
 		werr := out.write(b, more)
 		putBytes(p, b)
 		if werr != nil {
 			c.outcome, c.errText = OutcomeCanceled, "the client went away"
-			break
+			return
 		}
 	}
+}
+
+// firstOutput notes the time to the first token.
+//
+//go:noinline
+func (c *call) firstOutput() {
+	c.ttft = c.s.clk.Now().Sub(c.start)
+	c.s.metrics.ttft.With(c.d.String()).Observe(c.ttft.Seconds())
+}
+
+// streamEnded writes the stream's end (err is io.EOF) or its failure, in
+// the buffer p.
+//
+//go:noinline
+func (c *call) streamEnded(out *sseOut, enc streamEncoder, sr *router.StreamResult, p *[]byte, err error) {
+	b := *p
+	if err != io.EOF {
+		c.streamFailed(out, enc, &b, err)
+		putBytes(p, b)
+		return
+	}
+	// The end waits in the response's buffer: the handler returns at
+	// once, and net/http sends it with the chunked terminator in one
+	// write.
+	b = enc.end(b)
+	werr := out.write(b, true)
+	putBytes(p, b)
+	if werr != nil {
+		c.outcome = OutcomeCanceled
+		return
+	}
+	c.outcome = outcome(sr.Attempts, sr.Target)
+	c.s.metrics.observeRecovery(sr.Attempts, sr.Target, enc.usage())
+	c.w.Header()["X-Detour-Cost"] = []string{costText(sr.Attempts)} // a trailer
+}
+
+// endStream notes a client that stopped reading, and sets who answered as
+// trailers when the headers went out before the answer was known.
+//
+//go:noinline
+func (c *call) endStream(out *sseOut, sr *router.StreamResult) {
 	if out.clientStalled() {
 		c.clientStalled(sr.Stream)
 	}
@@ -321,6 +385,38 @@ func (c *call) serveStream(ctx context.Context) {
 		whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
 	}
 	out.mu.Unlock()
+}
+
+// openStream asks the router for the stream on a goroutine of its own and
+// waits for it. Routing runs deep (the walk, the HTTP client: about 10 KiB
+// of stack) and a goroutine's stack, once grown, stays grown while more
+// than a quarter of it is in use: on the handler's goroutine, which then
+// waits on the stream for its whole life about 7 KiB deep, it would double
+// the stack every open stream holds (16 KiB instead of 8). The routing
+// goroutine's stack goes back to the runtime when it ends. A panic there is
+// raised again here, where net/http recovers a handler's.
+func (c *call) openStream(ctx context.Context) (*router.StreamResult, error) {
+	type opened struct {
+		sr    *router.StreamResult
+		err   error
+		panic any
+	}
+	done := make(chan opened, 1)
+	go func() {
+		var o opened
+		defer func() {
+			if o.panic = recover(); o.panic != nil {
+				o.panic = fmt.Sprintf("%v\n\n%s", o.panic, debug.Stack())
+			}
+			done <- o
+		}()
+		o.sr, o.err = c.s.router.Stream(ctx, c.route, c.cr.req, c.opts)
+	}()
+	o := <-done
+	if o.panic != nil {
+		panic(o.panic)
+	}
+	return o.sr, o.err
 }
 
 // writeTimeout returns the limit of one streamed write

@@ -267,15 +267,13 @@ func (s *routedStream) stopIdle() {
 }
 
 // pull reads the next chunk from the target, timing the gap once output
-// started, and explains an error a limit caused.
+// started, and explains an error a limit caused. It and Next run under
+// every wait for the target, so their frames are kept small: what is rare
+// (the first timed read, an error) is done in functions of its own.
 func (s *routedStream) pull() (llm.Chunk, error) {
 	timed := s.flowing && s.idle > 0
 	if timed && s.idleTimer == nil {
-		// A chunk the target already sent cannot stall: a stream whose
-		// reads never wait (a short answer sent at once) makes no timer.
-		if timed = !llm.Ready(s.inner); timed {
-			s.startIdle()
-		}
+		timed = s.timeFirst()
 	}
 	if timed {
 		s.waitFrom.Store(int64(time.Since(s.epoch)) + 1)
@@ -284,19 +282,43 @@ func (s *routedStream) pull() (llm.Chunk, error) {
 	if timed {
 		s.waitFrom.Store(0)
 	}
-	if err != nil && err != io.EOF {
-		if s.stalled.Load() {
-			return c, &llm.LimitError{Err: llm.ErrStreamStalled, Limit: s.idle}
-		}
-		return c, s.watch.explain(err)
+	if err != nil {
+		return llm.Chunk{}, s.explain(err)
 	}
-	if err == nil {
-		s.note(c)
-	}
-	return c, err
+	s.note(&c)
+	return c, nil
 }
 
-func (s *routedStream) note(c llm.Chunk) {
+// timeFirst makes the idle timer at the first read after the first output
+// that has to wait, and reports whether this read is timed: a chunk the
+// target already sent cannot stall, so a stream whose reads never wait (a
+// short answer sent at once) makes no timer.
+//
+//go:noinline
+func (s *routedStream) timeFirst() bool {
+	if llm.Ready(s.inner) {
+		return false
+	}
+	s.startIdle()
+	return true
+}
+
+// explain returns the error a read of the target ended with, io.EOF
+// unchanged, a stall as the idle limit's error.
+//
+//go:noinline
+func (s *routedStream) explain(err error) error {
+	if err == io.EOF {
+		return err
+	}
+	if s.stalled.Load() {
+		return &llm.LimitError{Err: llm.ErrStreamStalled, Limit: s.idle}
+	}
+	return s.watch.explain(err)
+}
+
+// note keeps what the record needs of a chunk: its usage and model.
+func (s *routedStream) note(c *llm.Chunk) {
 	if c.Usage != nil {
 		s.usage = *c.Usage
 	}
@@ -307,6 +329,22 @@ func (s *routedStream) note(c llm.Chunk) {
 
 // Next returns the next chunk; io.EOF after a complete answer.
 func (s *routedStream) Next() (llm.Chunk, error) {
+	if len(s.pending) > 0 || s.err != nil || s.eof {
+		return s.nextHeld()
+	}
+	c, err := s.pull()
+	if err != nil {
+		return llm.Chunk{}, s.end(err)
+	}
+	s.handOut(&c)
+	return c, nil
+}
+
+// nextHeld returns a chunk read ahead, or the end: the stream's sticky
+// error, or io.EOF once a buffered stream's last chunk went out.
+//
+//go:noinline
+func (s *routedStream) nextHeld() (llm.Chunk, error) {
 	if len(s.pending) > 0 {
 		c := s.pending[0]
 		s.pending = s.pending[1:]
@@ -316,24 +354,21 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 	if s.err != nil {
 		return llm.Chunk{}, s.err
 	}
-	if s.eof {
-		s.finish(nil)
-		s.err = io.EOF
-		return llm.Chunk{}, io.EOF
-	}
-	c, err := s.pull()
+	return llm.Chunk{}, s.end(io.EOF)
+}
+
+// end records the attempt's end, err (io.EOF: complete), which Next
+// returns from now on.
+//
+//go:noinline
+func (s *routedStream) end(err error) error {
 	if err == io.EOF {
 		s.finish(nil)
-		s.err = io.EOF
-		return llm.Chunk{}, io.EOF
-	}
-	if err != nil {
+	} else {
 		s.finish(err)
-		s.err = err
-		return llm.Chunk{}, err
 	}
-	s.handOut(&c)
-	return c, nil
+	s.err = err
+	return err
 }
 
 // handOut notes the phase that c, handed to the caller, takes the attempt

@@ -131,53 +131,61 @@ func (s *stream) decode() (llm.Chunk, error) {
 			return llm.Chunk{}, s.endError(err)
 		}
 		raw := bytes.TrimSpace(ev.Data)
-		if ev.Event == "error" {
-			return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error event in stream")
+		if ev.Event == "error" || len(raw) > 0 {
+			return s.chunk(ev.Event == "error", raw)
 		}
-		if len(raw) == 0 {
-			continue
-		}
-		if string(raw) == "[DONE]" {
-			return llm.Chunk{}, io.EOF
-		}
-		var data string
-		if s.raw {
-			data = exchange.Borrow(raw)
-		} else {
-			data = string(raw)
-		}
-		cc, err := s.decodeChunk(data)
-		if err != nil {
-			if s.r.Incomplete() {
-				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
-			}
-			return llm.Chunk{}, malformed(s.header, bytes.Clone(raw), llm.PhaseStream, "stream chunk", err)
-		}
-		if present(cc.Error) || cc.Object == "error" {
-			return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error frame in stream")
-		}
-		c := llm.Chunk{ID: s.own(&s.id, cc.ID), Model: s.own(&s.model, cc.Model), Usage: cc.Usage.canonical()}
-		if s.raw {
-			c.Raw = data
-		}
-		if c.Usage == nil && cc.XGroq != nil {
-			c.Usage = cc.XGroq.Usage.canonical()
-		}
-		if ch := firstChoice(cc.Choices); ch != nil {
-			if ch.FinishReason == "error" {
-				return llm.Chunk{}, s.frameError(bytes.Clone(raw), `stream ended with finish_reason "error"`)
-			}
-			fillDelta(&c, ch)
-			if s.raw {
-				c.Role = llm.Role(strings.Clone(string(c.Role)))
-				c.FinishReason = llm.FinishReason(strings.Clone(string(c.FinishReason)))
-			}
-			if c.FinishReason != "" {
-				s.sawFinish = true
-			}
-		}
-		return c, nil
 	}
+}
+
+// chunk decodes one event's data, raw (an error event's when isError).
+// It is a function of its own so that decode, under which every read of
+// the body waits, keeps a small frame.
+//
+//go:noinline
+func (s *stream) chunk(isError bool, raw []byte) (llm.Chunk, error) {
+	if isError {
+		return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error event in stream")
+	}
+	if string(raw) == "[DONE]" {
+		return llm.Chunk{}, io.EOF
+	}
+	var data string
+	if s.raw {
+		data = exchange.Borrow(raw)
+	} else {
+		data = string(raw)
+	}
+	cc, err := s.decodeChunk(data)
+	if err != nil {
+		if s.r.Incomplete() {
+			return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
+		}
+		return llm.Chunk{}, malformed(s.header, bytes.Clone(raw), llm.PhaseStream, "stream chunk", err)
+	}
+	if present(cc.Error) || cc.Object == "error" {
+		return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error frame in stream")
+	}
+	c := llm.Chunk{ID: s.own(&s.id, cc.ID), Model: s.own(&s.model, cc.Model), Usage: cc.Usage.canonical()}
+	if s.raw {
+		c.Raw = data
+	}
+	if c.Usage == nil && cc.XGroq != nil {
+		c.Usage = cc.XGroq.Usage.canonical()
+	}
+	if ch := firstChoice(cc.Choices); ch != nil {
+		if ch.FinishReason == "error" {
+			return llm.Chunk{}, s.frameError(bytes.Clone(raw), `stream ended with finish_reason "error"`)
+		}
+		fillDelta(&c, ch)
+		if s.raw {
+			c.Role = llm.Role(strings.Clone(string(c.Role)))
+			c.FinishReason = llm.FinishReason(strings.Clone(string(c.FinishReason)))
+		}
+		if c.FinishReason != "" {
+			s.sawFinish = true
+		}
+	}
+	return c, nil
 }
 
 // own returns v as a string of its own: *last when v equals it (a stream
