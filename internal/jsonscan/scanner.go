@@ -126,14 +126,16 @@ func (p *Scanner) Str() (string, bool) {
 	if p.I >= len(p.S) || p.S[p.I] != '"' {
 		return "", false
 	}
-	plain := true
+	// plain: no escape or control byte; ascii: no byte that needs the
+	// UTF-8 check (most strings: one pass, not two).
+	plain, ascii := true, true
 	for j := p.I + 1; j < len(p.S); j++ {
 		switch c := p.S[j]; {
 		case c == '"':
 			tok := p.S[p.I : j+1]
 			p.I = j + 1
 			v := tok[1 : len(tok)-1]
-			if plain && utf8.ValidString(v) {
+			if plain && (ascii || utf8.ValidString(v)) {
 				return v, true
 			}
 			var s string
@@ -146,6 +148,8 @@ func (p *Scanner) Str() (string, bool) {
 			j++ // the escaped byte cannot end the string
 		case c < 0x20:
 			plain = false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	return "", false
