@@ -208,46 +208,64 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/healthz":
 		writeStatus(w, http.StatusOK, "ok")
 	case "/readyz":
-		switch {
-		case s.unready.Load() || s.draining.Load():
-			writeStatus(w, http.StatusServiceUnavailable, "draining")
-		case !s.v().ready:
-			writeStatus(w, http.StatusServiceUnavailable, "no provider key is set")
-		default:
-			writeReady(w, s.health.StoreStatus())
-		}
+		s.serveReady(w)
 	case "/metrics":
 		s.serveMetrics(w, r, false)
 	default:
-		if strings.HasPrefix(p, "/admin/") {
-			s.serveAdmin(w, r, p)
-			return
-		}
-		if model, method, ok := geminiPath(p); ok && (r.Method == http.MethodPost || strings.HasPrefix(p, "/v1beta/")) {
-			// Gemini's model methods: never the GET of /v1/models/{id}.
-			s.serveGemini(w, r, model, method)
-			return
-		}
-		if id, ok := strings.CutPrefix(p, "/v1/models/"); ok && id != "" {
-			if s.method(w, r, http.MethodGet, modelsDialect(r)) {
-				s.serveModels(w, r, id)
-			}
-			return
-		}
-		d := openAIDialect
-		if strings.HasPrefix(p, "/v1/messages") {
-			d = anthropicDialect
-		}
-		if strings.HasPrefix(p, "/v1/responses/") || strings.HasPrefix(p, "/responses/") {
-			writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
-				Message: fmt.Sprintf("%s %s: detour keeps no responses (store is never honoured), so none can be "+
-					"retrieved, cancelled or deleted", r.Method, p)}, "")
-			return
-		}
-		writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
-			Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages, "+
-				"POST /v1/responses, POST /v1/embeddings, POST /v1beta/models/{model}:generateContent and GET /v1/models", r.Method, p)}, "")
+		s.serveOther(w, r, p)
 	}
+}
+
+// serveReady answers /readyz: 503 while draining or with no provider key,
+// else the health store's state.
+//
+//go:noinline
+func (s *Server) serveReady(w http.ResponseWriter) {
+	switch {
+	case s.unready.Load() || s.draining.Load():
+		writeStatus(w, http.StatusServiceUnavailable, "draining")
+	case !s.v().ready:
+		writeStatus(w, http.StatusServiceUnavailable, "no provider key is set")
+	default:
+		writeReady(w, s.health.StoreStatus())
+	}
+}
+
+// serveOther answers the paths ServeHTTP does not name: the admin API,
+// Gemini's model methods, one model, and 404s that say what is served.
+// Apart from ServeHTTP so that its frame, under every request's whole
+// life (a stream's too), stays small.
+//
+//go:noinline
+func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, p string) {
+	if strings.HasPrefix(p, "/admin/") {
+		s.serveAdmin(w, r, p)
+		return
+	}
+	if model, method, ok := geminiPath(p); ok && (r.Method == http.MethodPost || strings.HasPrefix(p, "/v1beta/")) {
+		// Gemini's model methods: never the GET of /v1/models/{id}.
+		s.serveGemini(w, r, model, method)
+		return
+	}
+	if id, ok := strings.CutPrefix(p, "/v1/models/"); ok && id != "" {
+		if s.method(w, r, http.MethodGet, modelsDialect(r)) {
+			s.serveModels(w, r, id)
+		}
+		return
+	}
+	d := openAIDialect
+	if strings.HasPrefix(p, "/v1/messages") {
+		d = anthropicDialect
+	}
+	if strings.HasPrefix(p, "/v1/responses/") || strings.HasPrefix(p, "/responses/") {
+		writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+			Message: fmt.Sprintf("%s %s: detour keeps no responses (store is never honoured), so none can be "+
+				"retrieved, cancelled or deleted", r.Method, p)}, "")
+		return
+	}
+	writeError(w, d, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url",
+		Message: fmt.Sprintf("unknown URL %s %s: detour serves POST /v1/chat/completions, POST /v1/messages, "+
+			"POST /v1/responses, POST /v1/embeddings, POST /v1beta/models/{model}:generateContent and GET /v1/models", r.Method, p)}, "")
 }
 
 // method answers 405 unless r uses want.

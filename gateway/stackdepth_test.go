@@ -44,8 +44,17 @@ func newHeldUpstream(t *testing.T) *heldUpstream {
 	u := &heldUpstream{release: make(chan struct{})}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
+		anthropic := strings.HasSuffix(r.URL.Path, "/messages")
+		if anthropic {
+			fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n"+
+				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+		}
 		for i := range 4 {
-			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word %d \"},\"finish_reason\":null}]}\n\n", i)
+			if anthropic {
+				fmt.Fprintf(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word %d \"}}\n\n", i)
+			} else {
+				fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word %d \"},\"finish_reason\":null}]}\n\n", i)
+			}
 			w.(http.Flusher).Flush()
 			time.Sleep(3 * time.Millisecond)
 		}
@@ -67,10 +76,10 @@ func newHeldUpstream(t *testing.T) *heldUpstream {
 // then held, unread, until the returned function closes them. Reading
 // goes on in this goroutine alone: the client adds no goroutine per
 // stream to the count.
-func holdStreams(t *testing.T, addr, model string, n int, up *heldUpstream) func() {
+func holdStreams(t *testing.T, addr, path, model string, n int, up *heldUpstream) func() {
 	t.Helper()
-	body := `{"model":"` + model + `","stream":true,"messages":[{"role":"user","content":"tell me a story"}]}`
-	req := fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body)
+	body := `{"model":"` + model + `","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"tell me a story"}]}`
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAnthropic-Version: 2023-06-01\r\nContent-Length: %d\r\n\r\n%s", path, addr, len(body), body)
 	conns := make([]net.Conn, 0, n)
 	closeAll := func() {
 		for _, c := range conns {
@@ -112,7 +121,7 @@ func holdStreams(t *testing.T, addr, model string, n int, up *heldUpstream) func
 
 // stackPerStream returns the goroutine stack memory n held streams
 // through the system served by serve add, in bytes per stream.
-func stackPerStream(t *testing.T, up *heldUpstream, model string, serve func(net.Listener)) float64 {
+func stackPerStream(t *testing.T, up *heldUpstream, path, model string, serve func(net.Listener)) float64 {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -121,7 +130,7 @@ func stackPerStream(t *testing.T, up *heldUpstream, model string, serve func(net
 	go serve(ln)
 	settle()
 	before := stackInuse()
-	release := holdStreams(t, ln.Addr().String(), model, heldStreams, up)
+	release := holdStreams(t, ln.Addr().String(), path, model, heldStreams, up)
 	time.Sleep(20 * time.Millisecond) // the last chunks reach the clients' sockets
 	after := stackInuse()
 	release()
@@ -185,23 +194,35 @@ func TestStream_HandlerStackStaysSmall(t *testing.T) {
 		t.Fatalf("measuring %s: no figure in its output:\n%s", sys, out)
 		return 0
 	}
-	proxyStack, detourStack := measure("proxy"), measure("detour")
-	t.Logf("goroutine stack per held stream: proxy %.0f B, detour %.0f B", proxyStack, detourStack)
-	if proxyStack < 8<<10 {
-		t.Fatalf("the proxy's streams hold %.0f B of stack each: the count missed the handlers' goroutines", proxyStack)
-	}
-	// A handler grown to 16 KiB would add 8 KiB a stream.
-	if detourStack > proxyStack+2<<10 {
-		t.Errorf("detour's streams hold %.0f B of stack each, the proxy's %.0f B: a goroutine waiting on each stream has grown past 8 KiB", detourStack, proxyStack)
+	// Each surface to a target of its own dialect: the answer passes
+	// through raw, the path most streams take.
+	for _, surface := range []string{"openai", "anthropic"} {
+		proxyStack, detourStack := measure("proxy:"+surface), measure("detour:"+surface)
+		t.Logf("%s: goroutine stack per held stream: proxy %.0f B, detour %.0f B", surface, proxyStack, detourStack)
+		if proxyStack < 8<<10 {
+			t.Fatalf("%s: the proxy's streams hold %.0f B of stack each: the count missed the handlers' goroutines", surface, proxyStack)
+		}
+		// A handler grown to 16 KiB would add 8 KiB a stream.
+		if detourStack > proxyStack+2<<10 {
+			t.Errorf("%s: detour's streams hold %.0f B of stack each, the proxy's %.0f B: a goroutine waiting on each stream has grown past 8 KiB",
+				surface, detourStack, proxyStack)
+		}
 	}
 }
 
-// stackSystemEnv names the system a child process of
-// TestStream_HandlerStackStaysSmall measures: proxy or detour.
+// stackSystemEnv names what a child process of
+// TestStream_HandlerStackStaysSmall measures: system:surface, the system
+// proxy or detour, the surface openai or anthropic.
 const stackSystemEnv = "DETOUR_TEST_STACK_SYSTEM"
 
-// measureStack returns the stack memory per held stream through sys.
-func measureStack(t *testing.T, sys string) float64 {
+// measureStack returns the stack memory per held stream through
+// what = system:surface.
+func measureStack(t *testing.T, what string) float64 {
+	sys, surface, _ := strings.Cut(what, ":")
+	path, dialect := "/v1/chat/completions", "openai"
+	if surface == "anthropic" {
+		path, dialect = "/v1/messages", "anthropic"
+	}
 	up := newHeldUpstream(t)
 	if sys == "proxy" {
 		target, _ := url.Parse(up.URL)
@@ -210,10 +231,14 @@ func measureStack(t *testing.T, sys string) float64 {
 			Transport: &http.Transport{MaxIdleConnsPerHost: heldStreams},
 		}}
 		defer proxy.Close()
-		return stackPerStream(t, up, "m", func(ln net.Listener) { proxy.Serve(ln) })
+		return stackPerStream(t, up, path, "m", func(ln net.Listener) { proxy.Serve(ln) })
+	}
+	base := up.URL + "/v1"
+	if dialect == "anthropic" {
+		base = up.URL
 	}
 	cfg, err := config.Parse("detour.yaml", []byte(`providers:
-  up: {dialect: openai, base_url: `+up.URL+`/v1, key_env: "", pool: local}
+  up: {dialect: `+dialect+`, base_url: `+base+`, key_env: "", pool: local}
 routes:
   held: {chain: [up/m]}
 `))
@@ -229,5 +254,5 @@ routes:
 		defer cancel()
 		gw.Shutdown(ctx) //nolint:errcheck // the streams were closed
 	}()
-	return stackPerStream(t, up, "held", func(ln net.Listener) { gw.Serve(ln) })
+	return stackPerStream(t, up, path, "held", func(ln net.Listener) { gw.Serve(ln) })
 }

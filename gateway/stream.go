@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -208,11 +207,17 @@ func (o *sseOut) clientStalled() bool {
 // never with another model's text.
 //
 // The handler's goroutine waits on the upstream for the stream's whole
-// life, so the frames under that wait are kept small: serveStream only
-// strings together steps of their own (opening, relaying, ending), and the
-// routing runs on a goroutine of its own (openStream). All of it fits in an
-// 8 KiB stack, where the plain proxy's fits too (the slow-stream scenario,
-// README "Slow streams"); TestStream_HandlerStackStaysSmall keeps it so.
+// life, and a goroutine's stack, once grown, stays grown while more than
+// a quarter of it is in use: so every wait under it (for the answer's
+// headers, for its first output, for each next chunk) has to fit in 8 KiB,
+// as the plain proxy's does, or each open stream holds 16. The frames
+// under those waits are kept small for that: serveStream strings together
+// steps of their own, and the router's walk and stream, the decoders and
+// ServeHTTP do their rare work (errors, failover, the first timed read)
+// in functions of their own. Waiting takes about 6.6 KiB at most today
+// (gdb on a held stream); a failover's record and health updates may take
+// that one stream's stack past it. TestStream_HandlerStackStaysSmall keeps
+// it so (README "Slow streams").
 func (c *call) serveStream(ctx context.Context) {
 	out := newSSEOut(c.w, c.s.v().gw.KeepAlive, c.s.writeTimeout())
 	defer out.stop()
@@ -245,28 +250,38 @@ func (c *call) encoder() streamEncoder {
 //
 //go:noinline
 func (c *call) startStream(ctx context.Context, out *sseOut, enc streamEncoder) *router.StreamResult {
-	sr, err := c.openStream(ctx)
+	sr, err := c.s.router.Stream(ctx, c.route, c.cr.req, c.opts)
 	if err != nil {
-		out.mu.Lock()
-		defer out.mu.Unlock()
-		out.stopped = true // no ping, and no header, behind our back from now on
-		if !out.committed {
-			c.failed(err) // still a plain HTTP error: 429, 503, 504, 400, ...
-			return nil
-		}
-		// Keep-alives are out, so the headers are: the failure goes in an
-		// error event.
-		e, gone := c.failure(err)
-		c.status = http.StatusOK // logged with error_status and at WARN all the same
-		if !gone {
-			p := getBytes()
-			b := enc.fail(*p, e)
-			out.sendLocked(b, false) //nolint:errcheck // the client may be gone
-			putBytes(p, b)
-		}
+		c.openFailed(out, enc, err)
 		return nil
 	}
 	return sr
+}
+
+// openFailed answers a stream the router could not open: a plain HTTP
+// error while no header went out, else an error event. Apart from
+// startStream so that its frame, under the routing's waits, stays small
+// (see serveStream).
+//
+//go:noinline
+func (c *call) openFailed(out *sseOut, enc streamEncoder, err error) {
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	out.stopped = true // no ping, and no header, behind our back from now on
+	if !out.committed {
+		c.failed(err) // still a plain HTTP error: 429, 503, 504, 400, ...
+		return
+	}
+	// Keep-alives are out, so the headers are: the failure goes in an
+	// error event.
+	e, gone := c.failure(err)
+	c.status = http.StatusOK // logged with error_status and at WARN all the same
+	if !gone {
+		p := getBytes()
+		b := enc.fail(*p, e)
+		out.sendLocked(b, false) //nolint:errcheck // the client may be gone
+		putBytes(p, b)
+	}
 }
 
 // streamEncoder returns the encoder of the answer: enc, or the raw
@@ -385,38 +400,6 @@ func (c *call) endStream(out *sseOut, sr *router.StreamResult) {
 		whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
 	}
 	out.mu.Unlock()
-}
-
-// openStream asks the router for the stream on a goroutine of its own and
-// waits for it. Routing runs deep (the walk, the HTTP client: about 10 KiB
-// of stack) and a goroutine's stack, once grown, stays grown while more
-// than a quarter of it is in use: on the handler's goroutine, which then
-// waits on the stream for its whole life about 7 KiB deep, it would double
-// the stack every open stream holds (16 KiB instead of 8). The routing
-// goroutine's stack goes back to the runtime when it ends. A panic there is
-// raised again here, where net/http recovers a handler's.
-func (c *call) openStream(ctx context.Context) (*router.StreamResult, error) {
-	type opened struct {
-		sr    *router.StreamResult
-		err   error
-		panic any
-	}
-	done := make(chan opened, 1)
-	go func() {
-		var o opened
-		defer func() {
-			if o.panic = recover(); o.panic != nil {
-				o.panic = fmt.Sprintf("%v\n\n%s", o.panic, debug.Stack())
-			}
-			done <- o
-		}()
-		o.sr, o.err = c.s.router.Stream(ctx, c.route, c.cr.req, c.opts)
-	}()
-	o := <-done
-	if o.panic != nil {
-		panic(o.panic)
-	}
-	return o.sr, o.err
 }
 
 // writeTimeout returns the limit of one streamed write

@@ -53,6 +53,15 @@ func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opt
 	}
 	w.startTrace(ctx, req)
 	res, err := w.run(ctx, req)
+	return w.streamResult(req, res, err)
+}
+
+// streamResult returns the stream the walk opened, or the last resort's
+// answer as a stream, or the walk's error. Apart from Stream so that its
+// frame, under every send's wait, stays small (gateway serveStream).
+//
+//go:noinline
+func (w *walk) streamResult(req *llm.Request, res *Result, err error) (*StreamResult, error) {
 	if err != nil {
 		if lr := w.lastResort(req, err); lr != nil {
 			w.endTrace(lr, nil)
@@ -96,66 +105,94 @@ func (w *walk) openStream(ctx context.Context, t *Target, req *llm.Request, lim 
 	wt.Headers()
 	_, _, idle := w.route.Timeouts()
 	s := &routedStream{w: w, t: t, inner: inner, cancel: cancel, watch: wt, idle: idle, phase: policy.PhaseSent}
-	buffering := w.route.Buffered
-	held := 0 // bytes of the chunks held while buffering
+	return w.firstOutput(s)
+}
+
+// firstOutput reads s up to its first output (or, buffered, to its end or
+// max_buffer), holding what it read for Next, or ends it with the failure
+// that came first. A function of its own so that openStream, under which
+// the HTTP exchange waits, keeps a small frame.
+//
+//go:noinline
+func (w *walk) firstOutput(s *routedStream) (*routedStream, bool, error) {
+	f := firstRead{buffering: w.route.Buffered}
 	for {
-		c, err := s.pull()
-		if err == io.EOF && len(s.pending) > 0 && buffering {
-			s.eof = true
-			break
-		}
-		if err != nil {
-			inner.Close()
-			wt.stop()
-			s.stopIdle()
-			cancel(nil)
-			if err == io.EOF {
-				err = fmt.Errorf("stream ended with no output: %w", llm.ErrStreamTruncated)
+		if done, err := w.take(s, &f, &s.cur, s.pull()); done {
+			if err != nil {
+				return nil, true, err
 			}
-			return nil, true, err
-		}
-		if c.FinishReason == llm.FinishContentFilter && (buffering || !s.flowing) {
-			// A refusal before anything reached the caller is a policy
-			// failure, as the same answer unstreamed is: it fails
-			// closed and is never routed around.
-			inner.Close()
-			wt.stop()
-			s.stopIdle()
-			cancel(nil)
-			return nil, true, refusal()
-		}
-		if c.Raw != "" {
-			c = c.Clone() // held while the next chunks are read: see llm.Chunk
-		}
-		s.pending = append(s.pending, c)
-		if committed(c) && !s.flowing {
-			if !s.flow() {
-				// A limit fired as the output arrived: the attempt's
-				// context is gone, and nothing reached the caller.
-				inner.Close()
-				cancel(nil)
-				return nil, true, wt.expired()
-			}
-		}
-		if held += chunkSize(c); buffering && held > w.route.maxBuffer() {
-			if w.route.FailOverPastBuffer {
-				// Nothing reached the caller: the runaway answer is
-				// dropped, and the walk moves on as after any failure.
-				inner.Close()
-				wt.stop()
-				s.stopIdle()
-				cancel(nil)
-				return nil, true, &llm.LimitError{Err: llm.ErrMaxBuffer, Size: w.route.maxBuffer()}
-			}
-			// Past max_buffer the answer stops waiting to be whole: what
-			// is held goes out, and the rest streams as it comes.
-			buffering = false
-		}
-		if s.flowing && !buffering {
-			break
+			return s, true, nil
 		}
 	}
-	return s, true, nil
+}
+
+// firstRead is how far firstOutput got: whether it still holds the whole
+// answer back (buffering), and the bytes of the chunks held.
+type firstRead struct {
+	buffering bool
+	held      int
+}
+
+// take handles one read of firstOutput: c, or err. It reports whether the
+// reading is done, with the failure that ended the attempt (its stream
+// closed) if any. Apart from firstOutput so that its frame, under the
+// reads it waits for, stays small (gateway serveStream).
+//
+//go:noinline
+func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (bool, error) {
+	inner, wt, cancel := s.inner, s.watch, s.cancel
+	if err == io.EOF && len(s.pending) > 0 && f.buffering {
+		s.eof = true
+		return true, nil
+	}
+	if err != nil {
+		inner.Close()
+		wt.stop()
+		s.stopIdle()
+		cancel(nil)
+		if err == io.EOF {
+			err = fmt.Errorf("stream ended with no output: %w", llm.ErrStreamTruncated)
+		}
+		return true, err
+	}
+	if c.FinishReason == llm.FinishContentFilter && (f.buffering || !s.flowing) {
+		// A refusal before anything reached the caller is a policy
+		// failure, as the same answer unstreamed is: it fails
+		// closed and is never routed around.
+		inner.Close()
+		wt.stop()
+		s.stopIdle()
+		cancel(nil)
+		return true, refusal()
+	}
+	if c.Raw != "" {
+		*c = c.Clone() // held while the next chunks are read: see llm.Chunk
+	}
+	s.pending = append(s.pending, *c)
+	if committed(*c) && !s.flowing {
+		if !s.flow() {
+			// A limit fired as the output arrived: the attempt's
+			// context is gone, and nothing reached the caller.
+			inner.Close()
+			cancel(nil)
+			return true, wt.expired()
+		}
+	}
+	if f.held += chunkSize(*c); f.buffering && f.held > w.route.maxBuffer() {
+		if w.route.FailOverPastBuffer {
+			// Nothing reached the caller: the runaway answer is
+			// dropped, and the walk moves on as after any failure.
+			inner.Close()
+			wt.stop()
+			s.stopIdle()
+			cancel(nil)
+			return true, &llm.LimitError{Err: llm.ErrMaxBuffer, Size: w.route.maxBuffer()}
+		}
+		// Past max_buffer the answer stops waiting to be whole: what
+		// is held goes out, and the rest streams as it comes.
+		f.buffering = false
+	}
+	return s.flowing && !f.buffering, nil
 }
 
 // chunkSize is what holding c costs, about: its text and its event.
@@ -189,6 +226,10 @@ type routedStream struct {
 	permits permits
 	start   time.Time
 
+	// cur is the chunk pull read last (the stream's, not a local of each
+	// reader's: the frames under a read stay small, see gateway
+	// serveStream); it may borrow the target stream's buffer (llm.Chunk).
+	cur     llm.Chunk
 	pending []llm.Chunk // chunks read ahead, served first
 	eof     bool        // inner already ended cleanly (buffered)
 	flowing bool        // output started: each gap is timed by idle
@@ -266,11 +307,11 @@ func (s *routedStream) stopIdle() {
 	s.idleMu.Unlock()
 }
 
-// pull reads the next chunk from the target, timing the gap once output
-// started, and explains an error a limit caused. It and Next run under
+// pull reads the next chunk from the target into cur, timing the gap
+// once output started, and explains an error a limit caused. It and Next run under
 // every wait for the target, so their frames are kept small: what is rare
 // (the first timed read, an error) is done in functions of its own.
-func (s *routedStream) pull() (llm.Chunk, error) {
+func (s *routedStream) pull() error {
 	timed := s.flowing && s.idle > 0
 	if timed && s.idleTimer == nil {
 		timed = s.timeFirst()
@@ -278,15 +319,17 @@ func (s *routedStream) pull() (llm.Chunk, error) {
 	if timed {
 		s.waitFrom.Store(int64(time.Since(s.epoch)) + 1)
 	}
-	c, err := s.inner.Next()
+	var err error
+	s.cur, err = s.inner.Next()
 	if timed {
 		s.waitFrom.Store(0)
 	}
 	if err != nil {
-		return llm.Chunk{}, s.explain(err)
+		s.cur = llm.Chunk{}
+		return s.explain(err)
 	}
-	s.note(&c)
-	return c, nil
+	s.note(&s.cur)
+	return nil
 }
 
 // timeFirst makes the idle timer at the first read after the first output
@@ -332,12 +375,11 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 	if len(s.pending) > 0 || s.err != nil || s.eof {
 		return s.nextHeld()
 	}
-	c, err := s.pull()
-	if err != nil {
+	if err := s.pull(); err != nil {
 		return llm.Chunk{}, s.end(err)
 	}
-	s.handOut(&c)
-	return c, nil
+	s.handOut(&s.cur)
+	return s.cur, nil
 }
 
 // nextHeld returns a chunk read ahead, or the end: the stream's sticky

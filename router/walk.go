@@ -143,26 +143,52 @@ func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 		// instead of deciding a queue that would not happen.
 		if i == len(w.cands)-1 || w.chainDone {
 			w.chainDone = false
-			if d, ok := policy.QueueWait(w.budget, w.clk.Now(), w.started, w.earliest); ok {
-				w.budget.Queue = false
-				if !w.sleep(ctx, d) {
-					return nil, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
-				}
-				w.earliest = time.Time{}
-				for i := range w.cs {
-					w.cs[i].tried = false
-				}
-				clear(w.down)
+			again, err := w.queue(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if again {
 				i = -1
 			}
 		}
 	}
+	return nil, w.failAll()
+}
+
+// queue waits, when the budget queues, for the earliest parked reset, and
+// reports whether the chain is to be walked again (once: the walk's
+// budget queues no more after that); an error when the caller left
+// during the wait. Apart from run so that its frame, under every send's
+// wait, stays small (gateway serveStream).
+//
+//go:noinline
+func (w *walk) queue(ctx context.Context) (bool, error) {
+	d, ok := policy.QueueWait(w.budget, w.clk.Now(), w.started, w.earliest)
+	if !ok {
+		return false, nil
+	}
+	w.budget.Queue = false
+	if !w.sleep(ctx, d) {
+		return false, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
+	}
+	w.earliest = time.Time{}
+	for i := range w.cs {
+		w.cs[i].tried = false
+	}
+	clear(w.down)
+	return true, nil
+}
+
+// failAll returns the error of a walk no candidate answered.
+//
+//go:noinline
+func (w *walk) failAll() error {
 	if w.sends == 0 && w.contractSkips > 0 {
 		// No candidate could honour the request: it fails closed, as an
 		// invalid one does, naming what none can carry.
-		return nil, w.fail(classify.Invalid, ErrFailClosed, ErrUnsupported)
+		return w.fail(classify.Invalid, ErrFailClosed, ErrUnsupported)
 	}
-	return nil, w.fail(w.lastKind(), ErrAllFailed, w.lastErr)
+	return w.fail(w.lastKind(), ErrAllFailed, w.lastErr)
 }
 
 // admit decides whether t may be sent to now, recording a skip when not.
@@ -317,132 +343,170 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 		w.sends++
 		w.state(t).sends++
 		start := w.clk.Now()
-		var resp *llm.Response
-		var st *routedStream
-		var err error
-		var headers bool // the response's status came
-		switch {
-		case w.stream != nil:
-			st, headers, err = w.openStream(ctx, t, treq, w.limits(idx, start, true))
-		case w.embed != nil:
-			resp, headers, err = w.embedOnce(ctx, t, w.limits(idx, start, false))
-		default:
-			resp, headers, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
-		}
+		st, resp, headers, err := w.send(ctx, t, idx, treq, start)
 		now := w.clk.Now()
-		a := Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Start: start, Duration: now.Sub(start)}
 		if err == nil {
-			first := w.route.Chain[0].ModelFamily()
-			dropped := w.state(t).dropped
-			res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first || len(dropped) > 0,
-				Dropped: dropped, Phase: policy.PhaseCommitted}
-			a.Dropped, a.Degraded = dropped, res.Degraded
-			if st != nil {
-				// The stream's record is written when it ends.
-				st.attempt, st.permits, st.start = a, p, start
-				res.Phase = policy.PhaseSent // until output reaches the caller
-				w.stream.Result, w.stream.Stream = res, st
-				res.Attempts = w.attempts
-				return res, true, nil
-			}
-			w.done(t, p, "", health.Outcome{}, now)
-			a.Status, a.Action, a.Phase, a.Usage = "ok", policy.Return, policy.PhaseCommitted, resp.Usage
-			a.RateLimit = resp.RateLimit
-			a.Cost = t.Cost(resp.Usage)
-			if resp.Model == "" {
-				resp.Model = t.Model
-			}
-			a.Model = resp.Model
-			w.record(a)
-			res.Response, res.Attempts = resp, w.attempts
-			return res, true, nil
+			return w.succeeded(t, p, n, idx, st, resp, start, now), true, nil
 		}
-		f := classify.Classify(err, now)
-		if ctx.Err() != nil {
-			f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller cancelled"
+		retry, done, err := w.failed(ctx, t, idx, n, p, treq, start, err, headers, now)
+		if !retry {
+			return nil, done, err
 		}
-		w.lastErr = err
-		a.Phase = failedPhase(err, f, w.stream != nil, headers)
-		if f.Scope == classify.ScopeAccount || f.Scope == classify.ScopeEndpoint {
-			if w.down == nil {
-				w.down = make(map[string]string)
-			}
-			w.down[w.scopeKey(t, f.Scope)] = f.Reason
+	}
+}
+
+// send makes one send of treq to t, the walk's idx-th candidate, begun
+// at start: a stream opened to its first output, an embedding, or a whole
+// answer. headers reports that the response's status came.
+//
+//go:noinline
+func (w *walk) send(ctx context.Context, t *Target, idx int, treq *llm.Request, start time.Time) (st *routedStream, resp *llm.Response, headers bool, err error) {
+	switch {
+	case w.stream != nil:
+		st, headers, err = w.openStream(ctx, t, treq, w.limits(idx, start, true))
+	case w.embed != nil:
+		resp, headers, err = w.embedOnce(ctx, t, w.limits(idx, start, false))
+	default:
+		resp, headers, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
+	}
+	return st, resp, headers, err
+}
+
+// attempt returns the record of t's n-th send, begun at start and ended
+// (or answered) at now.
+func (w *walk) attempt(t *Target, n, idx int, start, now time.Time) Attempt {
+	return Attempt{Target: t, Hop: w.hop, N: n, Failover: idx > 0, Start: start, Duration: now.Sub(start)}
+}
+
+// succeeded returns the result of t's n-th send, which answered: a stream
+// (whose record is written when it ends) or a whole answer, recorded now.
+// Apart from try for try's frame to stay small (see failed).
+//
+//go:noinline
+func (w *walk) succeeded(t *Target, p permits, n, idx int, st *routedStream, resp *llm.Response, start, now time.Time) *Result {
+	a := w.attempt(t, n, idx, start, now)
+	first := w.route.Chain[0].ModelFamily()
+	dropped := w.state(t).dropped
+	res := &Result{RequestID: w.id, Target: t, Degraded: t.ModelFamily() != first || len(dropped) > 0,
+		Dropped: dropped, Phase: policy.PhaseCommitted}
+	a.Dropped, a.Degraded = dropped, res.Degraded
+	if st != nil {
+		// The stream's record is written when it ends.
+		st.attempt, st.permits, st.start = a, p, start
+		res.Phase = policy.PhaseSent // until output reaches the caller
+		w.stream.Result, w.stream.Stream = res, st
+		res.Attempts = w.attempts
+		return res
+	}
+	w.done(t, p, "", health.Outcome{}, now)
+	a.Status, a.Action, a.Phase, a.Usage = "ok", policy.Return, policy.PhaseCommitted, resp.Usage
+	a.RateLimit = resp.RateLimit
+	a.Cost = t.Cost(resp.Usage)
+	if resp.Model == "" {
+		resp.Model = t.Model
+	}
+	a.Model = resp.Model
+	w.record(a)
+	res.Response, res.Attempts = resp, w.attempts
+	return res
+}
+
+// failed settles a failed send to t (its n-th, of treq, begun at start):
+// it classifies err, lets the policy decide, records the attempt and
+// the target's health, and reports whether to send to t again (after the
+// wait, already slept) or, if not, whether the walk is done and with what
+// error. try's failure path, in a frame of its own: try is under every
+// send's wait, and a stream's handler waits under it (see gateway
+// serveStream).
+//
+//go:noinline
+func (w *walk) failed(ctx context.Context, t *Target, idx, n int, p permits, treq *llm.Request, start time.Time, err error, headers bool, now time.Time) (retry, done bool, _ error) {
+	a := w.attempt(t, n, idx, start, now)
+	f := classify.Classify(err, now)
+	if ctx.Err() != nil {
+		f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller cancelled"
+	}
+	w.lastErr = err
+	a.Phase = failedPhase(err, f, w.stream != nil, headers)
+	if f.Scope == classify.ScopeAccount || f.Scope == classify.ScopeEndpoint {
+		if w.down == nil {
+			w.down = make(map[string]string)
 		}
-		in := policy.Input{
-			Failure: f, Phase: a.Phase, NonIdempotent: w.opts.NonIdempotent, Budget: w.budget,
-			Now: now, Started: w.started,
-			Attempts: w.sends, TargetAttempts: n, UnknownHops: w.unknownHops,
-			FailClosed: w.route.FailClosed, NoFallback: w.route.NoFallback,
-			SpentExtra: w.spentExtra, Next: w.next(idx, t, treq), EarliestReset: w.earliest,
-			Jitter: w.r.jitter(),
+		w.down[w.scopeKey(t, f.Scope)] = f.Reason
+	}
+	in := policy.Input{
+		Failure: f, Phase: a.Phase, NonIdempotent: w.opts.NonIdempotent, Budget: w.budget,
+		Now: now, Started: w.started,
+		Attempts: w.sends, TargetAttempts: n, UnknownHops: w.unknownHops,
+		FailClosed: w.route.FailClosed, NoFallback: w.route.NoFallback,
+		SpentExtra: w.spentExtra, Next: w.next(idx, t, treq), EarliestReset: w.earliest,
+		Jitter: w.r.jitter(),
+	}
+	if !f.Until.IsZero() && (in.EarliestReset.IsZero() || f.Until.Before(in.EarliestReset)) {
+		in.EarliestReset = f.Until
+	}
+	d := policy.Decide(in)
+	out := health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
+	if d.Park || f.Kind == classify.Wall {
+		out.Until = d.ParkUntil
+		if out.Until.IsZero() {
+			out.Until = f.Until
 		}
-		if !f.Until.IsZero() && (in.EarliestReset.IsZero() || f.Until.Before(in.EarliestReset)) {
-			in.EarliestReset = f.Until
+	}
+	w.done(t, p, f.Scope, out, now)
+	if d.Action == policy.Retry && w.blocked(t, now) {
+		// No wait without a send: this failure parked the target (a
+		// failed probe, a breaker that tripped), so move on now.
+		in.Blocked = true
+		d = policy.Decide(in)
+	}
+	if e := w.r.health().Get(w.scopeKey(t, f.Scope), now); e.State == health.Open && e.Until.After(now) {
+		// The park this failure caused: when the target may be
+		// tried again.
+		if w.earliest.IsZero() || e.Until.Before(w.earliest) {
+			w.earliest = e.Until
 		}
-		d := policy.Decide(in)
-		out := health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
-		if d.Park || f.Kind == classify.Wall {
-			out.Until = d.ParkUntil
-			if out.Until.IsZero() {
-				out.Until = f.Until
-			}
+		if w.retryAt.IsZero() || e.Until.Before(w.retryAt) {
+			w.retryAt = e.Until
 		}
-		w.done(t, p, f.Scope, out, now)
-		if d.Action == policy.Retry && w.blocked(t, now) {
-			// No wait without a send: this failure parked the target (a
-			// failed probe, a breaker that tripped), so move on now.
-			in.Blocked = true
-			d = policy.Decide(in)
+	}
+	if u := f.Until; u.After(now) && (w.retryAt.IsZero() || u.Before(w.retryAt)) {
+		w.retryAt = u
+	}
+	a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, d.Action, f.Reason, &f
+	a.Wait = d.Wait
+	w.setLast(t, Candidate{Status: f.Status, Kind: f.Kind, Scope: f.Scope, Reason: fullReason(f)})
+	w.spentExtra += a.Cost
+	w.record(a)
+	switch d.Action {
+	case policy.Retry:
+		if !w.sleep(ctx, d.Wait) {
+			return false, true, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
 		}
-		if e := w.r.health().Get(w.scopeKey(t, f.Scope), now); e.State == health.Open && e.Until.After(now) {
-			// The park this failure caused: when the target may be
-			// tried again.
-			if w.earliest.IsZero() || e.Until.Before(w.earliest) {
-				w.earliest = e.Until
-			}
-			if w.retryAt.IsZero() || e.Until.Before(w.retryAt) {
-				w.retryAt = e.Until
-			}
+		return true, false, nil
+	case policy.Failover, policy.Fallback:
+		if f.Kind == classify.Unknown {
+			w.unknownHops++
 		}
-		if u := f.Until; u.After(now) && (w.retryAt.IsZero() || u.Before(w.retryAt)) {
-			w.retryAt = u
+		if w.r.OnFailover != nil {
+			w.r.OnFailover(Hop{RequestID: w.id, From: t.ID(), To: w.nextID(idx), Action: d.Action, Reason: f.Reason})
 		}
-		a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, d.Action, f.Reason, &f
-		a.Wait = d.Wait
-		w.setLast(t, Candidate{Status: f.Status, Kind: f.Kind, Scope: f.Scope, Reason: fullReason(f)})
-		w.spentExtra += a.Cost
-		w.record(a)
-		switch d.Action {
-		case policy.Retry:
-			if !w.sleep(ctx, d.Wait) {
-				return nil, true, w.fail(classify.Canceled, ErrCanceled, ctx.Err())
-			}
-			continue
-		case policy.Failover, policy.Fallback:
-			if f.Kind == classify.Unknown {
-				w.unknownHops++
-			}
-			if w.r.OnFailover != nil {
-				w.r.OnFailover(Hop{RequestID: w.id, From: t.ID(), To: w.nextID(idx), Action: d.Action, Reason: f.Reason})
-			}
-			return nil, false, nil
-		case policy.Queue:
-			// The walk waits at the end of the chain (run), where a
-			// chain of parked candidates queues too.
-			w.earliest, w.chainDone = in.EarliestReset, true
-			return nil, false, nil
-		default:
-			w.stopWhy = d.Why
-			sentinel := ErrAllFailed
-			switch {
-			case f.Kind == classify.Canceled:
-				sentinel = ErrCanceled
-			case f.Kind == classify.ContextOverflow || policy.FailsClosed(w.route.FailClosed, f.Kind):
-				sentinel = ErrFailClosed
-			}
-			return nil, true, w.fail(f.Kind, sentinel, err)
+		return false, false, nil
+	case policy.Queue:
+		// The walk waits at the end of the chain (run), where a
+		// chain of parked candidates queues too.
+		w.earliest, w.chainDone = in.EarliestReset, true
+		return false, false, nil
+	default:
+		w.stopWhy = d.Why
+		sentinel := ErrAllFailed
+		switch {
+		case f.Kind == classify.Canceled:
+			sentinel = ErrCanceled
+		case f.Kind == classify.ContextOverflow || policy.FailsClosed(w.route.FailClosed, f.Kind):
+			sentinel = ErrFailClosed
 		}
+		return false, true, w.fail(f.Kind, sentinel, err)
 	}
 }
 
