@@ -3,6 +3,9 @@ package router
 import (
 	"testing"
 	"time"
+
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
 )
 
 // A park a day away or more names its date; a nearer one its time, both
@@ -41,5 +44,31 @@ func TestRoute_ReadsNeeds(t *testing.T) {
 		if got := (&Route{Chain: c.chain}).ReadsNeeds("openai"); got != c.want {
 			t.Errorf("ReadsNeeds(%+v) = %v, want %v", c.chain, got, c.want)
 		}
+	}
+}
+
+// Chunks read ahead (before the first output reached the caller, or a
+// buffered answer) are handed out in order, and once out the stream keeps
+// none of them: a long stream does not hold its first chunks' copies for
+// its whole life.
+func TestRoutedStream_LetsGoOfHeldChunks(t *testing.T) {
+	held := []llm.Chunk{{Role: llm.RoleAssistant, Raw: `{"role":"assistant"}`}, {Content: "hi", Raw: `{"content":"hi"}`}}
+	s := &routedStream{phase: policy.PhaseSent, pending: held}
+	for _, want := range []string{"", "hi"} {
+		c, err := s.Next()
+		if err != nil || c.Content != want {
+			t.Fatalf("Next() = %q, %v; want %q", c.Content, err, want)
+		}
+	}
+	if s.pending != nil {
+		t.Errorf("pending = %v after every held chunk went out, want nil", s.pending)
+	}
+	for i, c := range held {
+		if c.Raw != "" || c.Content != "" {
+			t.Errorf("held[%d] = %+v: the stream still references a chunk it handed out", i, c)
+		}
+	}
+	if s.phase != policy.PhaseOutputStarted {
+		t.Errorf("phase = %v, want %v", s.phase, policy.PhaseOutputStarted)
 	}
 }

@@ -389,7 +389,10 @@ func (s *routedStream) Next() (llm.Chunk, error) {
 func (s *routedStream) nextHeld() (llm.Chunk, error) {
 	if len(s.pending) > 0 {
 		c := s.pending[0]
-		s.pending = s.pending[1:]
+		s.pending[0] = llm.Chunk{} // its strings are the caller's now
+		if s.pending = s.pending[1:]; len(s.pending) == 0 {
+			s.pending = nil // the array goes with the held chunks: a stream holds none once they are out
+		}
 		s.handOut(&c)
 		return c, nil
 	}
