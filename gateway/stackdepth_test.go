@@ -194,34 +194,44 @@ func TestStream_HandlerStackStaysSmall(t *testing.T) {
 		t.Fatalf("measuring %s: no figure in its output:\n%s", sys, out)
 		return 0
 	}
-	// Each surface to a target of its own dialect: the answer passes
-	// through raw, the path most streams take.
-	for _, surface := range []string{"openai", "anthropic"} {
-		proxyStack, detourStack := measure("proxy:"+surface), measure("detour:"+surface)
-		t.Logf("%s: goroutine stack per held stream: proxy %.0f B, detour %.0f B", surface, proxyStack, detourStack)
+	// Each surface to a target of its own dialect (the answer passes
+	// through raw, the path most streams take), and the OpenAI surface to
+	// an Anthropic target (translated both ways). The proxy forwards to
+	// the upstream in the surface's own dialect.
+	for _, c := range []struct{ surface, target string }{
+		{"openai", "openai"}, {"anthropic", "anthropic"}, {"openai", "anthropic"},
+	} {
+		name := c.surface + ">" + c.target
+		proxyStack, detourStack := measure("proxy:"+c.surface+":"+c.surface), measure("detour:"+c.surface+":"+c.target)
+		t.Logf("%s: goroutine stack per held stream: proxy %.0f B, detour %.0f B", name, proxyStack, detourStack)
 		if proxyStack < 8<<10 {
-			t.Fatalf("%s: the proxy's streams hold %.0f B of stack each: the count missed the handlers' goroutines", surface, proxyStack)
+			t.Fatalf("%s: the proxy's streams hold %.0f B of stack each: the count missed the handlers' goroutines", name, proxyStack)
 		}
 		// A handler grown to 16 KiB would add 8 KiB a stream.
 		if detourStack > proxyStack+2<<10 {
 			t.Errorf("%s: detour's streams hold %.0f B of stack each, the proxy's %.0f B: a goroutine waiting on each stream has grown past 8 KiB",
-				surface, detourStack, proxyStack)
+				name, detourStack, proxyStack)
 		}
 	}
 }
 
 // stackSystemEnv names what a child process of
-// TestStream_HandlerStackStaysSmall measures: system:surface, the system
-// proxy or detour, the surface openai or anthropic.
+// TestStream_HandlerStackStaysSmall measures: system:surface:target, the
+// system proxy or detour, the surface and the target's dialect openai or
+// anthropic.
 const stackSystemEnv = "DETOUR_TEST_STACK_SYSTEM"
 
 // measureStack returns the stack memory per held stream through
-// what = system:surface.
+// what = system:surface:target.
 func measureStack(t *testing.T, what string) float64 {
-	sys, surface, _ := strings.Cut(what, ":")
-	path, dialect := "/v1/chat/completions", "openai"
+	parts := strings.Split(what, ":")
+	if len(parts) != 3 {
+		t.Fatalf("%s=%q: want system:surface:target", stackSystemEnv, what)
+	}
+	sys, surface, dialect := parts[0], parts[1], parts[2]
+	path := "/v1/chat/completions"
 	if surface == "anthropic" {
-		path, dialect = "/v1/messages", "anthropic"
+		path = "/v1/messages"
 	}
 	up := newHeldUpstream(t)
 	if sys == "proxy" {
