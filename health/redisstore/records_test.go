@@ -11,8 +11,14 @@ import (
 // seen by the other, and while Redis is away records fall back to memory.
 func TestRecordsAcrossReplicas(t *testing.T) {
 	addr, stop, _ := startRedis(t)
-	a := open(t, addr, Options{Namespace: "recs"}, true)
-	b := open(t, addr, Options{Namespace: "recs"}, true)
+	// The claims race through Redis: 40 at once, each replica's pool
+	// dialing as they come. A generous op timeout keeps a machine loaded
+	// by other tests (2 CPUs, the race detector) from turning a slow answer
+	// into "Redis is away", where a claim falls back to memory and wins
+	// on each replica (3 wins in one CI run with the default 50ms).
+	o := Options{Namespace: "recs", OpTimeout: 2 * time.Second}
+	a := open(t, addr, o, true)
+	b := open(t, addr, o, true)
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 40 {
