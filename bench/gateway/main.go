@@ -466,11 +466,7 @@ func responsesBody(model string, stream bool, n int) []byte {
 	if stream {
 		req["stream"] = true
 	}
-	out, err := json.Marshal(req)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return marshalBody(req)
 }
 
 // messagesBody returns an Anthropic Messages request for model with a user
@@ -486,11 +482,7 @@ func messagesBody(model string, stream bool, n int) []byte {
 	if stream {
 		req["stream"] = true
 	}
-	out, err := json.Marshal(req)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return marshalBody(req)
 }
 
 // prompt is a user message of about n bytes (at least 11).
@@ -520,6 +512,12 @@ func chatBody(model string, stream bool, n int) []byte {
 		req["stream"] = true
 		req["stream_options"] = map[string]bool{"include_usage": true}
 	}
+	return marshalBody(req)
+}
+
+// marshalBody encodes a request body the benchmark builds; its maps of
+// plain values always encode.
+func marshalBody(req map[string]any) []byte {
 	out, err := json.Marshal(req)
 	if err != nil {
 		panic(err)
