@@ -227,7 +227,7 @@ func (c *call) serveStream(ctx context.Context) {
 		return
 	}
 	defer sr.Stream.Close()
-	c.relay(out, c.streamEncoder(out, sr, enc), sr)
+	c.relay(out, c.answering(out, sr, enc), sr)
 	c.endStream(out, sr)
 }
 
@@ -284,13 +284,13 @@ func (c *call) openFailed(out *sseOut, enc streamEncoder, err error) {
 	}
 }
 
-// streamEncoder returns the encoder of the answer: enc, or the raw
+// answering returns the encoder of the answer: enc, or the raw
 // pass-through around it when the target speaks the client's dialect. It
 // sets who answers (headers, or trailers when the headers went out early)
 // and lets go of the request once the answer started.
 //
 //go:noinline
-func (c *call) streamEncoder(out *sseOut, sr *router.StreamResult, enc streamEncoder) streamEncoder {
+func (c *call) answering(out *sseOut, sr *router.StreamResult, enc streamEncoder) streamEncoder {
 	if c.passThrough(sr.Target) {
 		enc = &rawStream{inner: enc, c: c}
 	}
