@@ -55,6 +55,17 @@ type chatRequest struct {
 	rs *rsEcho
 }
 
+// ownNames makes model and models strings of their own. A parser reads
+// them as slices of the body, and they outlive it (the route, the answer's
+// model, the ledger): a 4-byte model name would otherwise hold a stream's
+// whole request, however long its conversation, until the stream ends.
+func (cr *chatRequest) ownNames() {
+	cr.model = strings.Clone(cr.model)
+	for i, m := range cr.models {
+		cr.models[i] = strings.Clone(m)
+	}
+}
+
 // call is one chat request being served.
 type call struct {
 	s     *Server
@@ -163,6 +174,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		}
 	}
 	if ae == nil {
+		c.cr.ownNames()
 		if d != responsesDialect {
 			c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
 		}

@@ -12,14 +12,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,46 +28,6 @@ import (
 // heldStreams is how many streams each system holds while its stacks are
 // counted: enough that one stray goroutine is lost in the average.
 const heldStreams = 128
-
-// heldUpstream is an OpenAI-compatible upstream whose streams send a few
-// chunks, a few milliseconds apart, then stay open, silent, until release
-// is closed: a stream waiting for its next token.
-type heldUpstream struct {
-	*httptest.Server
-	release chan struct{}
-	flowed  sync.WaitGroup // Done once a stream sent its chunks
-}
-
-func newHeldUpstream(t *testing.T) *heldUpstream {
-	u := &heldUpstream{release: make(chan struct{})}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		anthropic := strings.HasSuffix(r.URL.Path, "/messages")
-		if anthropic {
-			fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n"+
-				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
-		}
-		for i := range 4 {
-			if anthropic {
-				fmt.Fprintf(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word %d \"}}\n\n", i)
-			} else {
-				fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word %d \"},\"finish_reason\":null}]}\n\n", i)
-			}
-			w.(http.Flusher).Flush()
-			time.Sleep(3 * time.Millisecond)
-		}
-		u.flowed.Done()
-		select {
-		case <-u.release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() {
-		close(u.release)
-		u.Close()
-	})
-	return u
-}
 
 // holdStreams opens n streamed chat requests to addr, each on a
 // connection of its own, and reads each one's first event; the streams are
@@ -233,7 +191,7 @@ func measureStack(t *testing.T, what string) float64 {
 	if surface == "anthropic" {
 		path = "/v1/messages"
 	}
-	up := newHeldUpstream(t)
+	up := newHeldUpstream(t, 4)
 	if sys == "proxy" {
 		target, _ := url.Parse(up.URL)
 		proxy := &http.Server{Handler: &httputil.ReverseProxy{
