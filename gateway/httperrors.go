@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,45 +44,90 @@ func (l errorListener) Accept() (net.Conn, error) {
 
 // errorConn keeps the start of the request being read (the bytes read since
 // the last write, as a response ends one request and the next is read after
-// it) and rewrites a plain-text parse error written back.
+// it) and rewrites a plain-text parse error written back. It keeps it only
+// until net/http has parsed the request (parsed, when a handler starts):
+// a stream holds its connection for minutes, and thousands of them would
+// each keep a kilobyte nobody reads.
 type errorConn struct {
 	net.Conn
 	count func(d dialect)
 
 	mu    sync.Mutex
-	head  []byte
-	fresh bool // the next read starts a new head
+	head  *[]byte // pooled; nil when no request's start is kept
+	state headState
 }
+
+// headState says what an errorConn does with the bytes it reads.
+type headState uint8
+
+const (
+	headFresh   headState = iota // the next read starts a new head
+	headKeeping                  // reads add to head, up to headKeep bytes
+	headParsed                   // a handler runs: reads are the body, kept nowhere
+)
+
+// headPool holds the heads of requests that were parsed or answered.
+var headPool = sync.Pool{New: func() any { b := make([]byte, 0, headKeep); return &b }}
 
 // Read reads from the connection, keeping the start of the request.
 func (c *errorConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.mu.Lock()
-		if c.fresh {
-			c.head, c.fresh = c.head[:0], false
-		}
-		if room := headKeep - len(c.head); room > 0 {
-			c.head = append(c.head, p[:min(n, room)]...)
+		switch c.state {
+		case headFresh:
+			if c.head == nil {
+				c.head = headPool.Get().(*[]byte)
+			}
+			*c.head = append((*c.head)[:0], p[:min(n, headKeep)]...)
+			c.state = headKeeping
+		case headKeeping:
+			if room := headKeep - len(*c.head); room > 0 {
+				*c.head = append(*c.head, p[:min(n, room)]...)
+			}
 		}
 		c.mu.Unlock()
 	}
 	return n, err
 }
 
+// parsed tells c that net/http parsed the request it is reading (a
+// handler runs): its start is of no more use, and neither are the body's
+// bytes read until the answer begins.
+func (c *errorConn) parsed() {
+	c.mu.Lock()
+	c.dropHead()
+	c.state = headParsed
+	c.mu.Unlock()
+}
+
+// dropHead gives the head back to the pool. c.mu is held.
+func (c *errorConn) dropHead() {
+	if c.head != nil {
+		*c.head = (*c.head)[:0]
+		headPool.Put(c.head)
+		c.head = nil
+	}
+}
+
 // Write writes p, or p's error rewritten in the client's dialect when p is
 // net/http's plain-text answer to a request it could not parse.
 func (c *errorConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	c.fresh = true
 	var out []byte
 	if code, msg, ok := plainError(p); ok {
-		d := headDialect(c.head)
+		var head []byte
+		if c.head != nil {
+			head = *c.head
+		}
+		d := headDialect(head)
 		out = dialectError(d, code, msg)
 		if c.count != nil {
 			c.count(d)
 		}
 	}
+	c.dropHead()
+	c.state = headFresh
 	c.mu.Unlock()
 	if out == nil {
 		return c.Conn.Write(p)
@@ -90,6 +136,27 @@ func (c *errorConn) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// errorConnKey is the context key of a connection's *errorConn
+// (connErrorConn), for the handler to say its request was parsed.
+type errorConnKey struct{}
+
+// connErrorConn is the http.Server's ConnContext: it puts c in the
+// connection's context when it is an *errorConn.
+func connErrorConn(ctx context.Context, c net.Conn) context.Context {
+	if ec, ok := c.(*errorConn); ok {
+		return context.WithValue(ctx, errorConnKey{}, ec)
+	}
+	return ctx
+}
+
+// requestParsed tells r's connection, when it is an *errorConn, that r
+// was parsed.
+func requestParsed(r *http.Request) {
+	if ec, ok := r.Context().Value(errorConnKey{}).(*errorConn); ok {
+		ec.parsed()
+	}
 }
 
 // plainError reads net/http's own error response: its status and the text

@@ -184,6 +184,7 @@ func (s *Server) Keyless() bool { return len(s.v().keys) == 0 }
 
 // ServeHTTP routes a request to its surface.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestParsed(r)
 	switch p := r.URL.Path; p {
 	case "/v1/chat/completions", "/chat/completions":
 		if s.method(w, r, http.MethodPost, openAIDialect) {
@@ -324,6 +325,7 @@ func (s *Server) serve(ln net.Listener, h http.Handler, slot **http.Server) erro
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return s.hard },
+		ConnContext:       connErrorConn,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.mu.Lock()
