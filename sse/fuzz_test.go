@@ -56,7 +56,8 @@ func FuzzReader(f *testing.F) {
 		// Read in small pieces, lines cross the read buffer's fills (the
 		// copying path of readLine) instead of lying whole in it: the same
 		// events must come out.
-		for _, rd := range []io.Reader{iotest.OneByteReader(bytes.NewReader(in)), iotest.HalfReader(bytes.NewReader(in))} {
+		for _, rd := range []io.Reader{iotest.OneByteReader(bytes.NewReader(in)), iotest.HalfReader(bytes.NewReader(in)),
+			&piecesReader{b: in, sizes: []int{700, 3, 1, 900, 40, 511, 512}}} {
 			r := NewReader(rd)
 			r.MaxEventSize = limit
 			for i := 0; ; i++ {
@@ -110,4 +111,23 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("data round trip = %q, %v; want %q", ev.Data, err, in)
 		}
 	})
+}
+
+// piecesReader returns b in reads of the sizes given, in turn: small and
+// large reads mixed, so a Reader switches between waiting with its small
+// buffer and its large one.
+type piecesReader struct {
+	b     []byte
+	sizes []int
+	i     int
+}
+
+func (p *piecesReader) Read(buf []byte) (int, error) {
+	if len(p.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(buf[:min(len(buf), p.sizes[p.i%len(p.sizes)])], p.b)
+	p.i++
+	p.b = p.b[n:]
+	return n, nil
 }

@@ -1,7 +1,6 @@
 package sse
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -64,8 +63,19 @@ type Reader struct {
 	// DefaultMaxEventSize. Set it before the first call to Next.
 	MaxEventSize int
 
+	src  io.Reader
 	bufs *buffers // pooled; nil once released
-	br   *bufio.Reader
+	// rd and wr bound the unread input in bufs.read.
+	rd, wr int
+	// srcErr is the error the source returned with its last bytes, kept
+	// for the read after them.
+	srcErr error
+	// trickle is set when the last read that had to wait brought less
+	// than a small read holds: the source sends an event at a time, and
+	// the next wait is made with the small buffer (wait) while the read
+	// buffer goes back to the pool.
+	trickle bool
+	wait    [waitBufSize]byte
 	// line holds the current line (without its terminator); data the
 	// current event's data. Both are reused across events.
 	line []byte
@@ -91,10 +101,17 @@ type Reader struct {
 // what 4 KiB did. A longer line is put together in the line buffer.
 const readBufSize = 2 << 10
 
-// buffers are what a Reader reads with, pooled between readers: the read
-// buffer, and the line and data a long event is put together in.
+// waitBufSize is the size of the buffer a Reader waits with when its
+// source trickles (Reader.trickle): it holds one event of a typical
+// stream, and a read that fills it says a burst came.
+const waitBufSize = 512
+
+// buffers are what a Reader puts lines and events together in, pooled
+// between readers: the line and the data of a long event. The read
+// buffer is pooled on its own (readPool): a reader waiting on a slow
+// source gives it back for the wait.
 type buffers struct {
-	br         *bufio.Reader
+	read       *[]byte // nil while given back
 	line, data []byte
 }
 
@@ -102,15 +119,75 @@ type buffers struct {
 // reader that met a longer event leaves it to the garbage collector.
 const maxPooledSpare = 64 << 10
 
-// bufPool holds the buffers of released Readers, reset to read nothing.
-var bufPool = sync.Pool{New: func() any { return &buffers{br: bufio.NewReaderSize(nil, readBufSize)} }}
+// bufPool holds the buffers of released Readers.
+var bufPool = sync.Pool{New: func() any { return new(buffers) }}
+
+// readPool holds read buffers of readBufSize bytes.
+var readPool = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
 
 // NewReader returns a Reader reading from r with buffers of its own. They
 // come from a pool: Release gives them back once the reader is done.
 func NewReader(r io.Reader) *Reader {
 	b := bufPool.Get().(*buffers)
-	b.br.Reset(r)
-	return &Reader{bufs: b, br: b.br, line: b.line[:0], data: b.data[:0]}
+	return &Reader{src: r, bufs: b, line: b.line[:0], data: b.data[:0]}
+}
+
+// unread returns the input read and not yet consumed.
+func (r *Reader) unread() []byte {
+	if r.bufs == nil || r.bufs.read == nil {
+		return nil
+	}
+	return (*r.bufs.read)[r.rd:r.wr]
+}
+
+// discard consumes the first n bytes of the buffered input.
+func (r *Reader) discard(n int) { r.rd += n }
+
+// maxEmptyReads is how many reads in a row may return nothing before the
+// reader gives up with io.ErrNoProgress, as bufio does.
+const maxEmptyReads = 100
+
+// fill reads more input once everything buffered is consumed; it returns
+// the source's error when no byte came. A reader whose source trickles
+// waits with its small buffer and holds no read buffer while it waits.
+func (r *Reader) fill() error {
+	r.rd, r.wr = 0, 0
+	if r.srcErr != nil {
+		err := r.srcErr
+		r.srcErr = nil
+		return err
+	}
+	into := r.wait[:]
+	if !r.trickle || r.bufs.read != nil && len(r.line) > 0 {
+		// A burst, or the middle of a long line: read with the large buffer.
+		if r.bufs.read == nil {
+			r.bufs.read = readPool.Get().(*[]byte)
+		}
+		into = *r.bufs.read
+	} else if r.bufs.read != nil {
+		readPool.Put(r.bufs.read)
+		r.bufs.read = nil
+	}
+	for range maxEmptyReads {
+		n, err := r.src.Read(into)
+		if n < 0 || n > len(into) {
+			return errors.New("sse: the source returned an invalid count")
+		}
+		if n == 0 && err == nil {
+			continue
+		}
+		r.trickle = n < waitBufSize
+		if n > 0 {
+			if r.bufs.read == nil {
+				r.bufs.read = readPool.Get().(*[]byte)
+				copy(*r.bufs.read, into[:n])
+			}
+			r.wr, r.srcErr = n, err
+			return nil
+		}
+		return err
+	}
+	return io.ErrNoProgress
 }
 
 // Release gives the reader's buffers back for reuse and stops the reader:
@@ -119,19 +196,23 @@ func NewReader(r io.Reader) *Reader {
 // garbage collected) and it must not run concurrently with Next; later
 // calls do nothing.
 func (r *Reader) Release() {
-	if r.br == nil {
+	if r.bufs == nil {
 		return
 	}
 	if r.err == nil {
 		r.err = ErrReleased
 	}
 	r.reset()
-	r.br.Reset(nil)
 	b := r.bufs
+	if b.read != nil {
+		readPool.Put(b.read)
+		b.read = nil
+	}
 	b.line, b.data = spare(r.line), spare(r.data)
 	r.line, r.data = nil, nil
 	bufPool.Put(b)
-	r.br, r.bufs = nil, nil
+	r.bufs, r.src, r.srcErr = nil, nil, nil
+	r.rd, r.wr = 0, 0
 }
 
 // spare returns b emptied for reuse, or nil when it grew too large to keep.
@@ -176,10 +257,10 @@ func (r *Reader) HoldsEvent(names ...string) bool {
 // type and whether it has non-blank data, until match returns true; it
 // reports whether one did, or whether the reader has stopped.
 func (r *Reader) buffered(match func(name []byte, data bool) bool) bool {
-	if r.err != nil || r.br == nil {
+	if r.err != nil || r.bufs == nil {
 		return true
 	}
-	buf, _ := r.br.Peek(r.br.Buffered())
+	buf := r.unread()
 	var name []byte
 	data, skipLF := false, r.skipLF
 	for {
@@ -374,19 +455,19 @@ func parseRetry(v []byte) (int, bool) {
 func (r *Reader) readLine(limit int) ([]byte, error) {
 	r.line = r.line[:0]
 	for {
-		if r.br.Buffered() == 0 {
-			if _, err := r.br.Peek(1); err != nil {
+		if r.rd == r.wr {
+			if err := r.fill(); err != nil {
 				if err == io.EOF && len(r.line) == 0 {
 					return nil, io.EOF
 				}
 				return r.line, err
 			}
 		}
-		buf, _ := r.br.Peek(r.br.Buffered())
+		buf := r.unread()
 		if r.skipLF {
 			r.skipLF = false
 			if buf[0] == '\n' {
-				r.br.Discard(1)
+				r.discard(1)
 				continue
 			}
 		}
@@ -396,7 +477,7 @@ func (r *Reader) readLine(limit int) ([]byte, error) {
 				return nil, ErrTooLong
 			}
 			r.line = append(r.line, buf...)
-			r.br.Discard(len(buf))
+			r.discard(len(buf))
 			continue
 		}
 		if len(r.line)+i > limit {
@@ -406,11 +487,11 @@ func (r *Reader) readLine(limit int) ([]byte, error) {
 		if len(r.line) == 0 {
 			// The whole line is buffered: hand out the buffer's own bytes,
 			// which stay as they are until the next read.
-			r.br.Discard(i + 1)
+			r.discard(i + 1)
 			return buf[:i], nil
 		}
 		r.line = append(r.line, buf[:i]...)
-		r.br.Discard(i + 1)
+		r.discard(i + 1)
 		return r.line, nil
 	}
 }

@@ -2,6 +2,9 @@ package sse
 
 import (
 	"errors"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,7 +40,7 @@ func FuzzReadyMeansNoWait(f *testing.F) {
 		}
 		for _, named := range []bool{false, true} {
 			r := NewReader(&onceReader{b: in})
-			r.br.Peek(len(in)) //nolint:errcheck // fills the buffer; errBlocked after it
+			r.fill() //nolint:errcheck // one read takes it all; errBlocked after it
 			ready := r.Ready()
 			if named {
 				ready = r.HoldsEvent("message_stop")
@@ -59,4 +62,73 @@ func FuzzReadyMeansNoWait(f *testing.F) {
 			}
 		}
 	})
+}
+
+// gatedReader hands out a piece per read (what a read cannot take stays
+// for the next), each after a signal on next,
+// and says on entered that a read is waiting.
+type gatedReader struct {
+	pieces  []string
+	entered chan struct{}
+	next    chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	g.entered <- struct{}{}
+	<-g.next
+	if len(g.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, g.pieces[0])
+	if g.pieces[0] = g.pieces[0][n:]; g.pieces[0] == "" {
+		g.pieces = g.pieces[1:]
+	}
+	return n, nil
+}
+
+// A reader whose source sends an event at a time holds no read buffer
+// while it waits for the next; one whose source sends bursts keeps it, so
+// a burst is read whole and Ready can see the events after the first.
+func TestReader_WaitsWithoutItsReadBufferOnATrickle(t *testing.T) {
+	event := "data: " + strings.Repeat("x", 200) + "\n\n"
+	burst := strings.Repeat(event, 8)
+	g := &gatedReader{pieces: []string{event, event, burst}, entered: make(chan struct{}), next: make(chan struct{})}
+	r := NewReader(g)
+	defer r.Release()
+	// waits reads the next event and returns, for each read it waited
+	// on, whether the reader held its read buffer during it.
+	waits := func() []bool {
+		got := make(chan error, 1)
+		go func() {
+			_, err := r.Next()
+			got <- err
+		}()
+		var held []bool
+		for {
+			select {
+			case <-g.entered:
+				held = append(held, r.bufs.read != nil)
+				g.next <- struct{}{}
+			case err := <-got:
+				if err != nil {
+					t.Fatal(err)
+				}
+				return held
+			}
+		}
+	}
+	for i, want := range [][]bool{
+		{true},  // the first read: nothing known of the source yet
+		{false}, // a lone event came: the source trickles
+		{false}, // the burst's first read fills the small buffer
+		nil,     // the burst's second event was in it
+		{true},  // a burst: the rest is read with the large buffer
+	} {
+		if got := waits(); !slices.Equal(got, want) {
+			t.Fatalf("event %d: read buffer held during each wait %v, want %v", i+1, got, want)
+		}
+	}
+	if !r.Ready() {
+		t.Fatal("after the burst's second read, Ready is false: its events were not all buffered")
+	}
 }
