@@ -17,3 +17,9 @@ type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
+
+// NewExporter returns the OTLP exporter New would post with, for tests
+// that call it directly and read its errors.
+func NewExporter(cfg Config) (sdktrace.SpanExporter, error) {
+	return newOTLPExporter(cfg, "detour-test")
+}

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/router"
 )
 
@@ -25,20 +25,36 @@ const ServiceName = "detour"
 // Config is what New needs. Only URL is required; every other field's zero
 // value means its default.
 type Config struct {
-	// URL is the OTLP/HTTP traces URL spans are posted to, used as it is
-	// (http://localhost:4318/v1/traces); config.Config.Tracing resolves it
-	// from the file and the environment. The exporter still reads the
-	// rest of its standard variables: OTEL_EXPORTER_OTLP_HEADERS (a
-	// collector's key), _TIMEOUT, _COMPRESSION, _CERTIFICATE.
+	// URL is the OTLP/HTTP traces URL spans are posted to
+	// (http://localhost:4318/v1/traces): its scheme, host and path, as
+	// otlptracehttp used it (a user or query in it is dropped).
+	// config.Config.Tracing resolves it from the file and the environment.
+	// The exporter reads the rest of the standard variables itself, each
+	// OTEL_EXPORTER_OTLP_TRACES_X first, else OTEL_EXPORTER_OTLP_X:
+	// _HEADERS (name=value,..., a collector's key; the TRACES_ one
+	// replaces the other whole), _TIMEOUT (milliseconds for one export,
+	// its retries included; 10 s when unset), _COMPRESSION (gzip or none),
+	// _CERTIFICATE (a PEM file of the CAs the collector's certificate is
+	// checked against), _CLIENT_CERTIFICATE and _CLIENT_KEY (mutual TLS).
+	// A value it cannot use is skipped and reported to OpenTelemetry's
+	// global error handler.
 	URL string
 	// Version is the resource's service.version; "" means the version of
 	// the module the binary was built from, when it has one.
 	Version string
-	// HTTPClient posts the spans; nil means the exporter's own.
+	// HTTPClient posts the spans, used as it is (the TLS variables do not
+	// apply to it); nil means the exporter's own.
 	HTTPClient *http.Client
 	// BatchTimeout is the longest a finished span waits before it is sent;
 	// 0 means the SDK's default (5 s, or $OTEL_BSP_SCHEDULE_DELAY).
 	BatchTimeout time.Duration
+	// Getenv reads the exporter's variables; nil means os.Getenv.
+	// (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and the batch span
+	// processor's OTEL_BSP_* are read by the SDK, from the process.)
+	Getenv func(string) string
+	// Clock times the exporter's waits between retries; nil means the
+	// wall clock.
+	Clock clock.Clock
 }
 
 // Tracer exports detour's spans over OTLP/HTTP: it is a router.Tracer
@@ -60,19 +76,19 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("telemetry: Config.URL is empty")
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(cfg.URL)}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, otlptracehttp.WithHTTPClient(cfg.HTTPClient))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: the OTLP exporter: %w", err)
-	}
 	version := cfg.Version
 	if version == "" {
 		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			version = bi.Main.Version
 		}
+	}
+	ua := ServiceName
+	if version != "" {
+		ua += "/" + version
+	}
+	exp, err := newOTLPExporter(cfg, ua)
+	if err != nil {
+		return nil, err
 	}
 	attrs := []attribute.KeyValue{attribute.String("service.name", ServiceName)}
 	if version != "" {
