@@ -23,7 +23,7 @@ func openTracing(ctx context.Context, cfg *config.Config, env Env) (tr router.Tr
 	if err != nil || !where.On() {
 		return nil, where, func() {}, err
 	}
-	t, err := telemetry.New(ctx, telemetry.Config{URL: where.URL})
+	t, err := telemetry.New(ctx, telemetry.Config{URL: where.URL, Getenv: env.Getenv})
 	if err != nil {
 		return nil, where, func() {}, err
 	}

@@ -17,12 +17,20 @@ import (
 	sim "github.com/detourhq/detour/simulate"
 )
 
+// collectorKey is the header the collector asks of each post: the
+// commands' OTEL_EXPORTER_OTLP_HEADERS (in their Env, not the process's).
+const collectorKey = "x-collector-key=k-0123"
+
 // collector is an in-process OTLP/HTTP receiver keeping the span names.
 func collector(t *testing.T) (url string, names func() []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Collector-Key") != "k-0123" {
+			http.Error(w, "want the key of $OTEL_EXPORTER_OTLP_HEADERS", http.StatusUnauthorized)
+			return
+		}
 		b, _ := io.ReadAll(r.Body)
 		var req coltracepb.ExportTraceServiceRequest
 		if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &req) != nil {
@@ -53,6 +61,7 @@ func TestAsk_SendsItsSpansBeforeItExits(t *testing.T) {
 	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.NoCredits})
 	url, names := collector(t)
 	vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = url
+	vars["OTEL_EXPORTER_OTLP_HEADERS"] = collectorKey
 	code, _, errOut := run(t, vars, "", "ask", "hello")
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
@@ -109,6 +118,7 @@ func TestServe_TracesFromTheFileAndFlushesOnStop(t *testing.T) {
 	srv.Enqueue("p1", "m", sim.Fault{Kind: sim.NoCredits})
 	url, names := collector(t)
 	appendFile(t, vars["DETOUR_CONFIG"], "telemetry:\n  otlp: "+url+"\n")
+	vars["OTEL_EXPORTER_OTLP_HEADERS"] = collectorKey
 	gatewaySection(t, vars)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
