@@ -15,8 +15,10 @@ var telemetryFields = []string{"otlp"}
 
 // The standard OpenTelemetry environment variables detour reads when the
 // file sets no telemetry.otlp (the OTLP exporter reads the others itself:
-// OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, and
-// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES).
+// OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE,
+// _CLIENT_CERTIFICATE, _CLIENT_KEY and their OTEL_EXPORTER_OTLP_TRACES_
+// forms, and OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES; see
+// telemetry.Config.URL).
 const (
 	// EnvOTLPEndpoint is the collector's base URL; /v1/traces is added.
 	EnvOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
