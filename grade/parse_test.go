@@ -250,6 +250,8 @@ func TestDigest(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: s\ntasks:\n" + okTask))
 	f.Add([]byte(suiteWith("json:\n  schema: {type: object}\n  fields: {a.b: 1}\n")))
+	f.Add([]byte(suiteWith("json:\n  schema: {$defs: {a: {allOf: [{$ref: \"#\"}]}}, items: {$ref: \"#/$defs/a\"}}\n")))
+	f.Add([]byte(suiteWith("json:\n  schema: {$schema: \"http://json-schema.org/draft-07/schema#\", items: [{$ref: \"#\"}], dependencies: {a: [b]}}\n")))
 	f.Add([]byte(suiteWith("program: {run: [node, c.js], files: {c.js: x}, timeout: 1s}\n")))
 	f.Add([]byte(suiteWith("judge: {route: j, rubric: r}\ntext: {max_chars: 3}\n")))
 	f.Add([]byte("name: s\nx: &a [*a]\n"))
