@@ -2,10 +2,14 @@ package grade
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // schemaSuite is a one-task suite whose json grader has the schema
@@ -47,6 +51,7 @@ func TestJSONSchema_RefusedAtParse(t *testing.T) {
 		{"dependencies in 2020-12", "{dependencies: {a: [b]}}", at + "dependencies: a draft-07 keyword; in draft 2020-12 write dependentRequired or dependentSchemas"},
 		{"recursiveRef", `{$recursiveRef: "#"}`, at + "$recursiveRef: a draft 2019-09 keyword, not checked"},
 		{"both defs", "{$defs: {}, definitions: {}}", at + "write $defs or definitions, not both"},
+		{"keyword in other case", `{allOF: [{$ref: "#"}]}`, at + "allOF: write allOf (keywords are case-sensitive)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,5 +152,61 @@ func TestJSONSchema_FieldsKeepNumbers(t *testing.T) {
 	v, err := task.Grade(context.Background(), Env{}, `{"n": 12345678901234567890}`)
 	if err != nil || !v.Pass {
 		t.Fatalf("Grade = %+v, %v; want a pass", v, err)
+	}
+}
+
+// FuzzJSONSchema compiles schemas and checks answers against those that
+// compile: no panic, and no schema that recurses without end (which
+// would overflow the stack and end the fuzzer).
+func FuzzJSONSchema(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"integer"}}}`, `{"a":1.5}`},
+		{`{"$ref":"#"}`, `[]`},
+		{`{"allOf":[{"$ref":"#/$defs/a"}],"$defs":{"a":{"anyOf":[{"$ref":"#"}]}}}`, `{}`},
+		{`{"$dynamicAnchor":"m","items":{"$dynamicRef":"#m"}}`, `[[1]]`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"$ref":"#"}],"dependencies":{"a":{"$ref":"#"}}}`, `[{"a":1}]`},
+		{`{"$id":"http://x/a","$defs":{"b":{"$id":"b","$anchor":"B","not":{"$ref":"a"}}},"$ref":"b#B"}`, `1`},
+		{`{"prefixItems":[{"const":1}],"uniqueItems":true,"contains":{"minimum":2}}`, `[1,2,2]`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, schema, answer string) {
+		var doc any
+		if json.Unmarshal([]byte(schema), &doc) != nil || !isSchema(doc) {
+			return
+		}
+		c, err := compileSchema(doc)
+		if err != nil {
+			return
+		}
+		if !json.Valid([]byte(answer)) {
+			return
+		}
+		if why := c.check([]byte(answer)); strings.Contains(why, "\n") {
+			t.Fatalf("a Why of two lines: %q", why)
+		}
+	})
+}
+
+func TestJSONSchema_KeywordsAreTheLibrarys(t *testing.T) {
+	// The walk must know every keyword the library reads, or it would
+	// miss a $ref loop or a value the library cannot take.
+	names := map[string]bool{"type": true, "items": true, "dependencies": true} // read by its UnmarshalJSON
+	st := reflect.TypeFor[jsonschema.Schema]()
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	for name := range names {
+		if _, ok := schemaKeywords[name]; !ok {
+			t.Errorf("the library reads %q; schemaKeywords does not know it", name)
+		}
+	}
+	for name := range schemaKeywords {
+		if !names[name] {
+			t.Errorf("schemaKeywords has %q; the library does not read it", name)
+		}
 	}
 }

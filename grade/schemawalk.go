@@ -16,8 +16,8 @@ import (
 // values against the meta-schema, and validates draft 2020-12 and
 // draft-07 only; the walk refuses at parse time what it would take and
 // then check wrongly or not at all: a misspelt type, a value of the
-// wrong kind, a keyword of another draft, a $ref loop that would recurse
-// until the stack overflows.
+// wrong kind, a keyword of another draft or in another case, a $ref loop
+// that would recurse until the stack overflows.
 
 // keyword kinds: what a keyword's value must be.
 type keywordKind int
@@ -42,8 +42,9 @@ const (
 	kDependencies             // a mapping to schemas or lists of text
 )
 
-// schemaKeywords are the keywords the library knows, with the kind of
-// their values. Others are kept as notes and ignored, as the spec says.
+// schemaKeywords are the keywords the library knows (the JSON names of
+// jsonschema.Schema's fields), with the kind of their values. Others are
+// kept as notes and ignored, as the spec says.
 var schemaKeywords = map[string]keywordKind{
 	"$id": kString, "$schema": kString, "$ref": kString, "$anchor": kString,
 	"$dynamicRef": kString, "$dynamicAnchor": kString, "$comment": kString,
@@ -254,6 +255,13 @@ func (w *schemaWalk) keyword(n *schemaNode, k string, v any) error {
 	}
 	kind, ok := schemaKeywords[k]
 	if !ok {
+		// encoding/json, which reads the schema into the library's
+		// struct, matches keys to keywords ignoring case.
+		for kw := range schemaKeywords {
+			if strings.EqualFold(k, kw) {
+				return fmt.Errorf("write %s (keywords are case-sensitive)", kw)
+			}
+		}
 		return nil
 	}
 	child := func(sub any, seg string) error {
