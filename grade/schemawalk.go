@@ -16,8 +16,9 @@ import (
 // values against the meta-schema, and validates draft 2020-12 and
 // draft-07 only; the walk refuses at parse time what it would take and
 // then check wrongly or not at all: a misspelt type, a value of the
-// wrong kind, a keyword of another draft or in another case, a $ref loop
-// that would recurse until the stack overflows.
+// wrong kind, a keyword of another draft or in another case, a
+// fractional multipleOf, a $ref loop that would recurse until the stack
+// overflows.
 
 // keyword kinds: what a keyword's value must be.
 type keywordKind int
@@ -27,7 +28,7 @@ const (
 	kString                   // text
 	kBool                     // true or false
 	kNumber                   // a number
-	kMultiple                 // a number above 0
+	kMultiple                 // a whole number above 0
 	kCount                    // a whole number, 0 or more
 	kList                     // a list of anything
 	kNames                    // a list of text
@@ -292,7 +293,11 @@ func (w *schemaWalk) keyword(n *schemaNode, k string, v any) error {
 		return want(ok, "a number", v)
 	case kMultiple:
 		f, ok := v.(float64)
-		return want(ok && f > 0, "a number above 0", v)
+		if ok && f > 0 && f != math.Trunc(f) {
+			// The library divides in float64: 19.99 / 0.01 is not whole.
+			return fmt.Errorf("%s: detour checks whole multiples only (in floating point 19.99 is not a multiple of 0.01)", kindOf(v))
+		}
+		return want(ok && f > 0, "a whole number above 0", v)
 	case kCount:
 		f, ok := v.(float64)
 		return want(ok && f >= 0 && f <= math.MaxInt32 && f == math.Trunc(f), "a whole number, 0 or more", v)
