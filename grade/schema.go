@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -196,37 +197,50 @@ func isIndex(s string) bool {
 // instance printed as a Go value in a type error, no list of anonymous
 // schemas, the reasons of anyOf on the same line.
 func tidySchemaMessage(m string) string {
-	for _, r := range schemaMessageRewrites {
+	rw := schemaRewrites()
+	for _, r := range rw.rules {
 		m = r.re.ReplaceAllString(m, r.with)
 	}
-	m = tidyBound(m)
+	m = tidyBound(rw.bound, m)
 	return strings.Join(strings.Fields(strings.ReplaceAll(m, "\n", "; ")), " ")
 }
 
-// schemaMessageRewrites are applied in order by tidySchemaMessage. The
-// messages are those of github.com/google/jsonschema-go v0.4.3
-// (jsonschema/validate.go); grade's tests pin them.
-var schemaMessageRewrites = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`(?m)^(?:validating [^:\n]*: )+`), ""},
-	{regexp.MustCompile(`anyOf: did not validate against any of \[[^\]]*\]:\n?`), "anyOf: none matches: "},
-	{regexp.MustCompile(`(?m)type: .* has type "(\w+)", want`), "type: got $1, want"},
-	{regexp.MustCompile(`(?m)oneOf: did not validate against any of \[[^\]]*\]$`), "oneOf: none matches"},
-	{regexp.MustCompile(`(?m)oneOf: validated against both .* and .*$`), "oneOf: more than one matches"},
-	{regexp.MustCompile(`(?m)not: validated against .*$`), "not: it matches the schema under not"},
-	{regexp.MustCompile(`(?m)contains: .* does not have an item matching .*$`), "contains: no item matches"},
+// schemaRewrites are the rules of tidySchemaMessage, compiled on first
+// use rather than at every start of detour. The messages are those of
+// github.com/google/jsonschema-go v0.4.3 (jsonschema/validate.go);
+// grade's tests pin them.
+var schemaRewrites = sync.OnceValue(func() (rw rewrites) {
+	rw.rules = []rewrite{
+		{regexp.MustCompile(`(?m)^(?:validating [^:\n]*: )+`), ""},
+		{regexp.MustCompile(`anyOf: did not validate against any of \[[^\]]*\]:\n?`), "anyOf: none matches: "},
+		{regexp.MustCompile(`(?m)type: .* has type "(\w+)", want`), "type: got $1, want"},
+		{regexp.MustCompile(`(?m)oneOf: did not validate against any of \[[^\]]*\]$`), "oneOf: none matches"},
+		{regexp.MustCompile(`(?m)oneOf: validated against both .* and .*$`), "oneOf: more than one matches"},
+		{regexp.MustCompile(`(?m)not: validated against .*$`), "not: it matches the schema under not"},
+		{regexp.MustCompile(`(?m)contains: .* does not have an item matching .*$`), "contains: no item matches"},
+	}
+	rw.bound = regexp.MustCompile(`^((?:minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): )(\S+)( .* )(\S+)$`)
+	return rw
+})
+
+// rewrites are the rules of tidySchemaMessage.
+type rewrites struct {
+	rules []rewrite // applied in order
+	// bound matches the messages on numbers, which print the value as a
+	// fraction ("3/2") and the bound with %f ("1.000000").
+	bound *regexp.Regexp
 }
 
-// boundRE matches the library's messages on numbers, which print the
-// value as a fraction ("3/2") and the bound with %f ("1.000000").
-var boundRE = regexp.MustCompile(`^((?:minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): )(\S+)( .* )(\S+)$`)
+// rewrite replaces what re matches with with (which may name groups).
+type rewrite struct {
+	re   *regexp.Regexp
+	with string
+}
 
-// tidyBound writes the numbers of a message matched by boundRE as JSON
+// tidyBound writes the numbers of a message that bound matches as JSON
 // would.
-func tidyBound(m string) string {
-	s := boundRE.FindStringSubmatch(m)
+func tidyBound(bound *regexp.Regexp, m string) string {
+	s := bound.FindStringSubmatch(m)
 	if s == nil {
 		return m
 	}
