@@ -12,7 +12,7 @@ import (
 func TestSetBody_RewindUntilReleased(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, "http://x", nil)
 	body := []byte(`{"model":"m"}`)
-	held := setBody(req, body)
+	held := setBody(req, body, true)
 	if req.ContentLength != int64(len(body)) {
 		t.Fatalf("ContentLength %d", req.ContentLength)
 	}
@@ -35,7 +35,7 @@ func TestSetBody_RewindUntilReleased(t *testing.T) {
 		t.Fatal("released, yet the bytes are still held")
 	}
 	empty, _ := http.NewRequest(http.MethodPost, "http://x", nil)
-	if h := setBody(empty, nil); h != nil || empty.Body != http.NoBody || empty.ContentLength != 0 {
+	if h := setBody(empty, nil, true); h != nil || empty.Body != http.NoBody || empty.ContentLength != 0 {
 		t.Fatalf("an empty body: %v, %v, %d", h, empty.Body, empty.ContentLength)
 	}
 	h := (*heldBody)(nil)

@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -74,7 +75,7 @@ func (p Post) Do(ctx context.Context) (*http.Response, error) {
 	var held *heldBody
 	h := req.Header
 	if method != http.MethodGet {
-		held = setBody(req, p.Body)
+		held = setBody(req, p.Body, p.Stream)
 		h.Set("Content-Type", "application/json")
 	}
 	if p.Stream {
@@ -133,13 +134,23 @@ type heldBody struct {
 	b  []byte
 }
 
-// setBody gives req body b, its length, and a GetBody that works until
-// the returned heldBody's release. A bytes.Reader would keep b for as long
-// as the transport keeps req.
-func setBody(req *http.Request, b []byte) *heldBody {
+// setBody gives req body b, its length, and a GetBody. A stream's body is
+// a sendBody and its GetBody works until the returned heldBody's release:
+// the transport keeps req for the stream's life, and a bytes.Reader would
+// keep b as long. Any other body is a bytes.Reader, which the transport
+// writes with the headers in one write (a reader it does not know, such
+// as a sendBody, has the headers flushed first: one more write per
+// request, golang.org/issue/22088); it lasts only until the answer is
+// read.
+func setBody(req *http.Request, b []byte, stream bool) *heldBody {
 	req.ContentLength = int64(len(b))
 	if len(b) == 0 {
 		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return nil
+	}
+	if !stream {
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 		return nil
 	}
 	held := &heldBody{b: b}

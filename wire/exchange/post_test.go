@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -98,5 +99,48 @@ func TestPost_ContextBoundsTheExchange(t *testing.T) {
 	cancel()
 	if _, err := (Post{URL: "http://127.0.0.1:9/"}).Do(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// writeCounter counts the writes made on its connection.
+type writeCounter struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// A request that is not a stream leaves in one write, headers and body
+// together, over Go's own transport; a stream's, whose body the transport
+// must not keep for the stream's life, in two (the transport flushes the
+// headers before a body it does not know).
+func TestPost_PlainRequestLeavesInOneWrite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // the test counts writes
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		stream bool
+		want   int32
+	}{{false, 1}, {true, 2}} {
+		var writes atomic.Int32
+		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			return writeCounter{conn, &writes}, err
+		}}
+		body := []byte(`{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1000) + `"}]}`)
+		resp, err := Post{URL: srv.URL + "/v1/x", Body: body, Stream: c.stream, Client: &http.Client{Transport: tr}}.Do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body) //nolint:errcheck // drained to count the writes of one exchange
+		resp.Body.Close()
+		tr.CloseIdleConnections()
+		if got := writes.Load(); got != c.want {
+			t.Errorf("stream=%v: the request left in %d writes, want %d", c.stream, got, c.want)
+		}
 	}
 }
