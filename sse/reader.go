@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 )
 
@@ -73,7 +74,7 @@ type Reader struct {
 	// trickle is set when the last read that had to wait brought less
 	// than a small read holds: the source sends an event at a time, and
 	// the next wait is made with the small buffer (wait) while the read
-	// buffer goes back to the pool.
+	// buffer is given back (freeReads).
 	trickle bool
 	wait    [waitBufSize]byte
 	// line holds the current line (without its terminator); data the
@@ -108,7 +109,7 @@ const waitBufSize = 512
 
 // buffers are what a Reader puts lines and events together in, pooled
 // between readers: the line and the data of a long event. The read
-// buffer is pooled on its own (readPool): a reader waiting on a slow
+// buffer is kept apart (freeReads): a reader waiting on a slow
 // source gives it back for the wait.
 type buffers struct {
 	read       *[]byte // nil while given back
@@ -122,8 +123,43 @@ const maxPooledSpare = 64 << 10
 // bufPool holds the buffers of released Readers.
 var bufPool = sync.Pool{New: func() any { return new(buffers) }}
 
-// readPool holds read buffers of readBufSize bytes.
-var readPool = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+// freeReads holds read buffers of readBufSize bytes that readers gave
+// back, up to maxFreeReads; a buffer given back past that is left to the
+// garbage collector. Not a sync.Pool: every waiting reader gives its
+// buffer back, and a pool would keep them all, one per open stream, where
+// only the readers reading at this moment need one.
+var freeReads struct {
+	mu   sync.Mutex
+	bufs []*[]byte
+}
+
+// maxFreeReads bounds freeReads: readers that read at the same time are
+// about as many as the CPUs that run them.
+var maxFreeReads = 16 * runtime.GOMAXPROCS(0)
+
+// getRead returns a read buffer, a free one when there is one.
+func getRead() *[]byte {
+	freeReads.mu.Lock()
+	if n := len(freeReads.bufs); n > 0 {
+		b := freeReads.bufs[n-1]
+		freeReads.bufs[n-1] = nil
+		freeReads.bufs = freeReads.bufs[:n-1]
+		freeReads.mu.Unlock()
+		return b
+	}
+	freeReads.mu.Unlock()
+	b := make([]byte, readBufSize)
+	return &b
+}
+
+// putRead gives b back for getRead, unless enough are free already.
+func putRead(b *[]byte) {
+	freeReads.mu.Lock()
+	if len(freeReads.bufs) < maxFreeReads {
+		freeReads.bufs = append(freeReads.bufs, b)
+	}
+	freeReads.mu.Unlock()
+}
 
 // NewReader returns a Reader reading from r with buffers of its own. They
 // come from a pool: Release gives them back once the reader is done.
@@ -161,11 +197,11 @@ func (r *Reader) fill() error {
 	if !r.trickle || r.bufs.read != nil && len(r.line) > 0 {
 		// A burst, or the middle of a long line: read with the large buffer.
 		if r.bufs.read == nil {
-			r.bufs.read = readPool.Get().(*[]byte)
+			r.bufs.read = getRead()
 		}
 		into = *r.bufs.read
 	} else if r.bufs.read != nil {
-		readPool.Put(r.bufs.read)
+		putRead(r.bufs.read)
 		r.bufs.read = nil
 	}
 	for range maxEmptyReads {
@@ -179,7 +215,7 @@ func (r *Reader) fill() error {
 		r.trickle = n < waitBufSize
 		if n > 0 {
 			if r.bufs.read == nil {
-				r.bufs.read = readPool.Get().(*[]byte)
+				r.bufs.read = getRead()
 				copy(*r.bufs.read, into[:n])
 			}
 			r.wr, r.srcErr = n, err
@@ -205,7 +241,7 @@ func (r *Reader) Release() {
 	r.reset()
 	b := r.bufs
 	if b.read != nil {
-		readPool.Put(b.read)
+		putRead(b.read)
 		b.read = nil
 	}
 	b.line, b.data = spare(r.line), spare(r.data)

@@ -132,3 +132,24 @@ func TestReader_WaitsWithoutItsReadBufferOnATrickle(t *testing.T) {
 		t.Fatal("after the burst's second read, Ready is false: its events were not all buffered")
 	}
 }
+
+// The read buffers readers give back are kept for the next readers only
+// up to maxFreeReads: every waiting reader gives its buffer back, and
+// keeping them all would hold one per open stream.
+func TestFreeReads_KeepsOnlyAFew(t *testing.T) {
+	for range maxFreeReads + 10 {
+		b := make([]byte, readBufSize)
+		putRead(&b)
+	}
+	freeReads.mu.Lock()
+	kept := len(freeReads.bufs)
+	freeReads.mu.Unlock()
+	if kept != maxFreeReads {
+		t.Fatalf("%d buffers kept after %d given back, want %d", kept, maxFreeReads+10, maxFreeReads)
+	}
+	for range kept + 1 {
+		if b := getRead(); len(*b) != readBufSize {
+			t.Fatalf("a read buffer of %d bytes, want %d", len(*b), readBufSize)
+		}
+	}
+}
