@@ -127,7 +127,10 @@ func TestRegisterGo_ReadsAtEachScrape(t *testing.T) {
 	}
 	after := value(t, parse(t, reg), "go_goroutines")
 	close(stop)
-	if after < before+50 {
+	// Other goroutines (a finished test's, the runtime's) may end between
+	// the two scrapes: a few less than 50 more still says the count is
+	// read at each scrape, where a stale one would not move at all.
+	if after < before+45 {
 		t.Errorf("go_goroutines %v, then %v after starting 50", before, after)
 	}
 }
