@@ -1,24 +1,27 @@
 package exchange
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"testing"
 )
 
-// The transport may rewind the body (GetBody) until the answer began; after
-// release it cannot, and the bytes are no longer held.
-func TestSetBody_RewindUntilReleased(t *testing.T) {
+// A stream's body: the transport may rewind it (GetBody) until the answer
+// began, and its reader lets go of the bytes once the first send's write
+// ended; after release GetBody fails and nothing holds the bytes.
+func TestSetBody_StreamLetsGoOnceWritten(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, "http://x", nil)
 	body := []byte(`{"model":"m"}`)
-	held := setBody(req, body, true)
+	held := &heldBody{b: body, r: bytes.NewReader(body)}
+	setBody(req, body, held)
 	if req.ContentLength != int64(len(body)) {
 		t.Fatalf("ContentLength %d", req.ContentLength)
 	}
-	sent, _ := io.ReadAll(req.Body)
-	if string(sent) != string(body) || req.Body.(*sendBody).b != nil {
-		t.Fatalf("body read %q; the reader still holds its bytes after EOF: %v", sent, req.Body.(*sendBody).b != nil)
+	if sent, _ := io.ReadAll(req.Body); string(sent) != string(body) {
+		t.Fatalf("body read %q", sent)
 	}
 	rc, err := req.GetBody()
 	if err != nil {
@@ -27,6 +30,10 @@ func TestSetBody_RewindUntilReleased(t *testing.T) {
 	if again, _ := io.ReadAll(rc); string(again) != string(body) {
 		t.Fatalf("rewound body %q", again)
 	}
+	held.wrote(httptrace.WroteRequestInfo{})
+	if held.r.Size() != 0 {
+		t.Fatalf("written, yet the first reader still holds %d bytes", held.r.Size())
+	}
 	held.release()
 	if _, err := req.GetBody(); !errors.Is(err, errBodyReleased) {
 		t.Fatalf("GetBody after release: %v, want errBodyReleased", err)
@@ -34,9 +41,29 @@ func TestSetBody_RewindUntilReleased(t *testing.T) {
 	if held.b != nil {
 		t.Fatal("released, yet the bytes are still held")
 	}
+
+	// A first send whose write failed keeps its reader as it is (a retry
+	// reads another, from GetBody), and later writes change nothing.
+	failed := &heldBody{b: body, r: bytes.NewReader(body)}
+	failed.wrote(httptrace.WroteRequestInfo{Err: errors.New("broken pipe")})
+	failed.wrote(httptrace.WroteRequestInfo{})
+	if failed.r.Size() != int64(len(body)) {
+		t.Fatalf("after a failed first write the reader holds %d bytes, want %d", failed.r.Size(), len(body))
+	}
+
+	plain, _ := http.NewRequest(http.MethodPost, "http://x", nil)
+	setBody(plain, body, nil)
+	if sent, _ := io.ReadAll(plain.Body); string(sent) != string(body) {
+		t.Fatalf("plain body read %q", sent)
+	}
+	if rc, err := plain.GetBody(); err != nil {
+		t.Fatal(err)
+	} else if again, _ := io.ReadAll(rc); string(again) != string(body) {
+		t.Fatalf("plain body rewound %q", again)
+	}
 	empty, _ := http.NewRequest(http.MethodPost, "http://x", nil)
-	if h := setBody(empty, nil, true); h != nil || empty.Body != http.NoBody || empty.ContentLength != 0 {
-		t.Fatalf("an empty body: %v, %v, %d", h, empty.Body, empty.ContentLength)
+	if setBody(empty, nil, nil); empty.Body != http.NoBody || empty.ContentLength != 0 {
+		t.Fatalf("an empty body: %v, %d", empty.Body, empty.ContentLength)
 	}
 	h := (*heldBody)(nil)
 	h.release() // nil-safe

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/detourhq/detour/llm"
@@ -68,14 +70,18 @@ func (p Post) Do(ctx context.Context) (*http.Response, error) {
 	if method == "" {
 		method = http.MethodPost
 	}
+	var held *heldBody
+	if p.Stream && method != http.MethodGet && len(p.Body) > 0 {
+		held = &heldBody{b: p.Body, r: bytes.NewReader(p.Body)}
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: held.wrote})
+	}
 	req, err := http.NewRequestWithContext(ctx, method, p.URL, nil)
 	if err != nil {
 		return nil, Redact(err, p.Key)
 	}
-	var held *heldBody
 	h := req.Header
 	if method != http.MethodGet {
-		held = setBody(req, p.Body, p.Stream)
+		setBody(req, p.Body, held)
 		h.Set("Content-Type", "application/json")
 	}
 	if p.Stream {
@@ -126,47 +132,58 @@ func (b *progressBody) Read(buf []byte) (int, error) {
 	return n, err
 }
 
-// heldBody keeps a request body's bytes for GetBody (the transport's
-// rewind when a reused connection failed before the answer) until release;
-// the reader it hands out lets go of them once read to the end or closed.
+// heldBody is a stream's request body. The transport keeps the request
+// for the stream's life; the body's bytes are of no use once written
+// (nothing is sent twice once the answer began), so its reader lets go of
+// them as soon as the request is out (wrote), and GetBody works until
+// release.
 type heldBody struct {
 	mu sync.Mutex // guards b
 	b  []byte
+	// r is the body of the first send; wroteOnce marks that the first
+	// write ended.
+	r         *bytes.Reader
+	wroteOnce atomic.Bool
 }
 
-// setBody gives req body b, its length, and a GetBody. A stream's body is
-// a sendBody and its GetBody works until the returned heldBody's release:
-// the transport keeps req for the stream's life, and a bytes.Reader would
-// keep b as long. Any other body is a bytes.Reader, which the transport
-// writes with the headers in one write (a reader it does not know, such
-// as a sendBody, has the headers flushed first: one more write per
-// request, golang.org/issue/22088); it lasts only until the answer is
-// read.
-func setBody(req *http.Request, b []byte, stream bool) *heldBody {
+// setBody gives req body b, its length, and a GetBody. The body is a
+// bytes.Reader, which the transport writes with the headers in one write
+// (a reader it does not know has the headers flushed first: one more
+// write per request, golang.org/issue/22088). A stream's (held not nil)
+// is held's reader, and its GetBody works until held's release.
+func setBody(req *http.Request, b []byte, held *heldBody) {
 	req.ContentLength = int64(len(b))
-	if len(b) == 0 {
+	switch {
+	case len(b) == 0:
 		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
-		return nil
-	}
-	if !stream {
+	case held == nil:
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-		return nil
-	}
-	held := &heldBody{b: b}
-	req.Body = &sendBody{b: b}
-	req.GetBody = func() (io.ReadCloser, error) {
-		held.mu.Lock()
-		defer held.mu.Unlock()
-		if held.b == nil {
-			return nil, errBodyReleased
+	default:
+		req.Body = io.NopCloser(held.r)
+		req.GetBody = func() (io.ReadCloser, error) {
+			held.mu.Lock()
+			defer held.mu.Unlock()
+			if held.b == nil {
+				return nil, errBodyReleased
+			}
+			return io.NopCloser(bytes.NewReader(held.b)), nil
 		}
-		return &sendBody{b: held.b}, nil
 	}
-	return held
 }
 
 var errBodyReleased = errors.New("request body already released")
+
+// wrote is the request's httptrace WroteRequest. net/http calls it on the
+// goroutine that wrote the request, once the write ended; after the first
+// send's write (a retry's reader is another), the first reader empties:
+// nothing reads it again, and nothing else touches it.
+func (h *heldBody) wrote(info httptrace.WroteRequestInfo) {
+	if h.wroteOnce.Swap(true) || info.Err != nil {
+		return
+	}
+	h.r.Reset(nil)
+}
 
 // release lets go of the bytes; GetBody fails from then on. Nil-safe.
 func (h *heldBody) release() {
@@ -176,31 +193,4 @@ func (h *heldBody) release() {
 	h.mu.Lock()
 	h.b = nil
 	h.mu.Unlock()
-}
-
-// sendBody reads b once; it lets go of b at its end and on Close.
-type sendBody struct {
-	mu sync.Mutex // guards b; Close may come from another goroutine
-	b  []byte
-}
-
-func (s *sendBody) Read(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.b) == 0 {
-		s.b = nil
-		return 0, io.EOF
-	}
-	n := copy(p, s.b)
-	if s.b = s.b[n:]; len(s.b) == 0 {
-		s.b = nil // an empty tail would still hold the array
-	}
-	return n, nil
-}
-
-func (s *sendBody) Close() error {
-	s.mu.Lock()
-	s.b = nil
-	s.mu.Unlock()
-	return nil
 }
