@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/gateway"
 )
 
 // heldUpstream is an OpenAI- and Anthropic-compatible upstream whose
@@ -57,4 +61,32 @@ func newHeldUpstream(t *testing.T, chunks int) *heldUpstream {
 		u.Close()
 	})
 	return u
+}
+
+// newHeldGateway returns a gateway whose route held goes to up/m in
+// dialect (openai or anthropic), shut down when the test ends.
+func newHeldGateway(t *testing.T, up *heldUpstream, dialect string) *gateway.Server {
+	t.Helper()
+	base := up.URL + "/v1"
+	if dialect == "anthropic" {
+		base = up.URL
+	}
+	cfg, err := config.Parse("detour.yaml", []byte(`providers:
+  up: {dialect: `+dialect+`, base_url: `+base+`, key_env: "", pool: local}
+routes:
+  held: {chain: [up/m]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Config{File: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		gw.Shutdown(ctx) //nolint:errcheck // the streams were closed
+	})
+	return gw
 }

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -10,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/gateway"
 )
 
 // TestStream_LetsGoOfTheRequestOnceItFlows holds streams whose requests
@@ -35,32 +31,12 @@ func TestStream_LetsGoOfTheRequestOnceItFlows(t *testing.T) {
 	} {
 		t.Run(c.surface+">"+c.target, func(t *testing.T) {
 			up := newHeldUpstream(t, 1)
-			base := up.URL + "/v1"
-			if c.target == "anthropic" {
-				base = up.URL
-			}
-			cfg, err := config.Parse("detour.yaml", []byte(`providers:
-  up: {dialect: `+c.target+`, base_url: `+base+`, key_env: "", pool: local}
-routes:
-  held: {chain: [up/m]}
-`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			gw, err := gateway.New(gateway.Config{File: cfg})
-			if err != nil {
-				t.Fatal(err)
-			}
+			gw := newHeldGateway(t, up, c.target)
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
 			go gw.Serve(ln) //nolint:errcheck // ends at Shutdown
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				gw.Shutdown(ctx) //nolint:errcheck // the streams were closed
-			})
 			path := map[string]string{
 				"openai":    "/v1/chat/completions",
 				"anthropic": "/v1/messages",

@@ -8,7 +8,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,9 +19,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/detourhq/detour/config"
-	"github.com/detourhq/detour/gateway"
 )
 
 // heldStreams is how many streams each system holds while its stacks are
@@ -201,26 +197,6 @@ func measureStack(t *testing.T, what string) float64 {
 		defer proxy.Close()
 		return stackPerStream(t, up, path, "m", func(ln net.Listener) { proxy.Serve(ln) })
 	}
-	base := up.URL + "/v1"
-	if dialect == "anthropic" {
-		base = up.URL
-	}
-	cfg, err := config.Parse("detour.yaml", []byte(`providers:
-  up: {dialect: `+dialect+`, base_url: `+base+`, key_env: "", pool: local}
-routes:
-  held: {chain: [up/m]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(gateway.Config{File: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		gw.Shutdown(ctx) //nolint:errcheck // the streams were closed
-	}()
+	gw := newHeldGateway(t, up, dialect)
 	return stackPerStream(t, up, path, "held", func(ln net.Listener) { gw.Serve(ln) })
 }
