@@ -200,10 +200,11 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 		ctx, c = context.WithTimeout(ctx, budget)
 		defer c()
 	}
-	if dl, ok := ctx.Deadline(); ok && (!bounded || time.Until(dl) < budget) {
-		budget, bounded = time.Until(dl), true
+	now := e.clock.Now()
+	if dl, ok := ctx.Deadline(); ok && (!bounded || dl.Sub(now) < budget) {
+		budget, bounded = dl.Sub(now), true
 	}
-	end := e.clock.Now().Add(budget)
+	end := now.Add(budget)
 	for attempt := 1; ; attempt++ {
 		status, snippet, retryAfter, err := e.post(ctx, body)
 		if err == nil && status >= 200 && status < 300 {
