@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -59,7 +58,8 @@ type ExportError struct {
 	URL string
 	// StatusCode is the last answer's HTTP status; 0 when none came.
 	StatusCode int
-	// Body is the start of the last answer's body, on one line.
+	// Body is the start of the last answer's body as a reason is written
+	// (classify.OneLine: on one line, keys scrubbed, cut short).
 	Body string
 	// Attempts counts the posts, retries included.
 	Attempts int
@@ -270,7 +270,7 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) (status int, snipp
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		head := make([]byte, maxBodyInError)
 		n, _ := io.ReadFull(resp.Body, head)
-		snippet = oneLine(head[:n], n == maxBodyInError)
+		snippet = classify.OneLine(string(head[:n]))
 		if d, ok := classify.ParseRetryAfter(resp.Header.Get("Retry-After"), e.clock.Now()); ok {
 			retryAfter = d
 		}
@@ -279,26 +279,6 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) (status int, snipp
 	// nothing to retry, so its body is dropped unread, like the others.
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain)) //nolint:errcheck // only draining
 	return resp.StatusCode, snippet, retryAfter, nil
-}
-
-// oneLine returns b as valid UTF-8 on one line, trimmed, with "..." when
-// cut says there was more.
-func oneLine(b []byte, cut bool) string {
-	if cut { // drop a rune cut in two
-		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-			if utf8.RuneStart(b[i]) {
-				if !utf8.FullRune(b[i:]) {
-					b = b[:i]
-				}
-				break
-			}
-		}
-	}
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
-	if cut && s != "" {
-		s += "..."
-	}
-	return s
 }
 
 // compress returns body gzipped.
