@@ -96,11 +96,13 @@ type Reader struct {
 	err        error
 }
 
-// readBufSize is the size of a Reader's read buffer. A stream's events
-// are mostly a few hundred bytes, and a gateway holds one reader per open
-// stream: 2 KiB holds several events and costs thousands of streams half
-// what 4 KiB did. A longer line is put together in the line buffer.
-const readBufSize = 2 << 10
+// readBufSize is the size of a Reader's read buffer. A short answer
+// sent at once (a few KiB of events) is read in one read, so a writer
+// that flushes when nothing more is buffered (Ready) sends it in one
+// write; 2 KiB split such answers in two. A stream that trickles holds
+// no read buffer while it waits (trickle), so thousands of slow streams
+// do not each keep one. A longer line is put together in the line buffer.
+const readBufSize = 4 << 10
 
 // waitBufSize is the size of the buffer a Reader waits with when its
 // source trickles (Reader.trickle): it holds one event of a typical
