@@ -126,10 +126,13 @@ func TestPost_RequestLeavesInOneWrite(t *testing.T) {
 		want   int32
 	}{{false, 1}, {true, 1}} {
 		var writes atomic.Int32
-		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		// The default client's transport, with its write buffer, which
+		// must hold the head and body of a request with a 1 KB prompt.
+		tr := defaultClient().Transport.(*http.Transport).Clone()
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 			return writeCounter{conn, &writes}, err
-		}}
+		}
 		body := []byte(`{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1000) + `"}]}`)
 		resp, err := Post{URL: srv.URL + "/v1/x", Body: body, Stream: c.stream, Client: &http.Client{Transport: tr}}.Do(context.Background())
 		if err != nil {
