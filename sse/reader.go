@@ -71,10 +71,11 @@ type Reader struct {
 	// srcErr is the error the source returned with its last bytes, kept
 	// for the read after them.
 	srcErr error
-	// trickle is set when the last read that had to wait brought less
-	// than a small read holds: the source sends an event at a time, and
-	// the next wait is made with the small buffer (wait) while the read
-	// buffer is given back (freeReads).
+	// trickle is set when the last read did not fill the buffer it read
+	// into: it drained the source, so the next read will likely wait, and
+	// it waits with the small buffer (wait) while the read buffer is given
+	// back (freeReads). A read that filled its buffer left more behind:
+	// the next reads with the read buffer.
 	trickle bool
 	wait    [waitBufSize]byte
 	// line holds the current line (without its terminator); data the
@@ -99,13 +100,14 @@ type Reader struct {
 // readBufSize is the size of a Reader's read buffer. A short answer
 // sent at once (a few KiB of events) is read in one read, so a writer
 // that flushes when nothing more is buffered (Ready) sends it in one
-// write; 2 KiB split such answers in two. A stream that trickles holds
-// no read buffer while it waits (trickle), so thousands of slow streams
-// do not each keep one. A longer line is put together in the line buffer.
+// write; 2 KiB split such answers in two. A reader holds no read
+// buffer while it waits once a read drained its source (trickle), so
+// thousands of slow streams do not each keep one. A longer line is put
+// together in the line buffer.
 const readBufSize = 4 << 10
 
-// waitBufSize is the size of the buffer a Reader waits with when its
-// source trickles (Reader.trickle): it holds one event of a typical
+// waitBufSize is the size of the buffer a Reader waits with once a read
+// drained its source (Reader.trickle): it holds one event of a typical
 // stream, and a read that fills it says a burst came.
 const waitBufSize = 512
 
@@ -186,8 +188,10 @@ func (r *Reader) discard(n int) { r.rd += n }
 const maxEmptyReads = 100
 
 // fill reads more input once everything buffered is consumed; it returns
-// the source's error when no byte came. A reader whose source trickles
-// waits with its small buffer and holds no read buffer while it waits.
+// the source's error when no byte came. A reader whose last read drained
+// its source waits with its small buffer and holds no read buffer while
+// it waits: a slow stream's reads each drain it, and so do a loaded
+// gateway's, where several events wait at each read.
 func (r *Reader) fill() error {
 	r.rd, r.wr = 0, 0
 	if r.srcErr != nil {
@@ -214,7 +218,7 @@ func (r *Reader) fill() error {
 		if n == 0 && err == nil {
 			continue
 		}
-		r.trickle = n < waitBufSize
+		r.trickle = n < len(into)
 		if n > 0 {
 			if r.bufs.read == nil {
 				r.bufs.read = getRead()

@@ -92,12 +92,53 @@ func (g *gatedReader) Read(p []byte) (int, error) {
 func TestReader_WaitsWithoutItsReadBufferOnATrickle(t *testing.T) {
 	event := "data: " + strings.Repeat("x", 200) + "\n\n"
 	burst := strings.Repeat(event, 8)
-	g := &gatedReader{pieces: []string{event, event, burst}, entered: make(chan struct{}), next: make(chan struct{})}
+	r, waits := gatedWaits(t, event, event, burst)
+	for i, want := range [][]bool{
+		{true},  // the first read: nothing known of the source yet
+		{false}, // a lone event came: the source trickles
+		{false}, // the burst's first read fills the small buffer
+		nil,     // the burst's second event was in it
+		{true},  // a burst: the rest is read with the large buffer
+	} {
+		if got := waits(); !slices.Equal(got, want) {
+			t.Fatalf("event %d: read buffer held during each wait %v, want %v", i+1, got, want)
+		}
+	}
+	if !r.Ready() {
+		t.Fatal("after the burst's second read, Ready is false: its events were not all buffered")
+	}
+}
+
+// A source that is behind (a loaded gateway: several events wait in the
+// socket at each read, fewer than the read buffer holds) is drained by
+// each read, so the next read waits: with the small buffer, not holding
+// the read buffer. Holding it there cost 5,000 slow streams on two CPUs
+// about 6 KiB each.
+func TestReader_WaitsWithoutItsReadBufferWhenAReadDrainedTheSource(t *testing.T) {
+	event := "data: " + strings.Repeat("x", 200) + "\n\n"
+	fills := "data: " + strings.Repeat("y", waitBufSize-8) + "\n\n" // exactly the small buffer
+	behind := "data: " + strings.Repeat("z", 992) + "\n\n"          // past it, short of the read buffer
+	_, waits := gatedWaits(t, event, fills, behind, event)
+	for i, want := range [][]bool{
+		{true},  // the first read
+		{false}, // the source trickled
+		{true},  // the small buffer came back full: read on with the large one
+		{false}, // that read did not fill it: the source was drained
+	} {
+		if got := waits(); !slices.Equal(got, want) {
+			t.Fatalf("event %d: read buffer held during each wait %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+// gatedWaits returns a reader of pieces, one per read, and waits, which
+// reads its next event and returns, for each read the reader waited on,
+// whether it held its read buffer during it.
+func gatedWaits(t *testing.T, pieces ...string) (*Reader, func() []bool) {
+	g := &gatedReader{pieces: pieces, entered: make(chan struct{}), next: make(chan struct{})}
 	r := NewReader(g)
-	defer r.Release()
-	// waits reads the next event and returns, for each read it waited
-	// on, whether the reader held its read buffer during it.
-	waits := func() []bool {
+	t.Cleanup(r.Release)
+	return r, func() []bool {
 		got := make(chan error, 1)
 		go func() {
 			_, err := r.Next()
@@ -116,20 +157,6 @@ func TestReader_WaitsWithoutItsReadBufferOnATrickle(t *testing.T) {
 				return held
 			}
 		}
-	}
-	for i, want := range [][]bool{
-		{true},  // the first read: nothing known of the source yet
-		{false}, // a lone event came: the source trickles
-		{false}, // the burst's first read fills the small buffer
-		nil,     // the burst's second event was in it
-		{true},  // a burst: the rest is read with the large buffer
-	} {
-		if got := waits(); !slices.Equal(got, want) {
-			t.Fatalf("event %d: read buffer held during each wait %v, want %v", i+1, got, want)
-		}
-	}
-	if !r.Ready() {
-		t.Fatal("after the burst's second read, Ready is false: its events were not all buffered")
 	}
 }
 
