@@ -66,7 +66,9 @@ type Reader struct {
 
 	src  io.Reader
 	bufs *buffers // pooled; nil once released
-	// rd and wr bound the unread input in bufs.read.
+	// cur is the buffer the last read went into: wait, or bufs.read; rd
+	// and wr bound the unread input in it.
+	cur    []byte
 	rd, wr int
 	// srcErr is the error the source returned with its last bytes, kept
 	// for the read after them.
@@ -174,10 +176,10 @@ func NewReader(r io.Reader) *Reader {
 
 // unread returns the input read and not yet consumed.
 func (r *Reader) unread() []byte {
-	if r.bufs == nil || r.bufs.read == nil {
+	if r.bufs == nil {
 		return nil
 	}
-	return (*r.bufs.read)[r.rd:r.wr]
+	return r.cur[r.rd:r.wr]
 }
 
 // discard consumes the first n bytes of the buffered input.
@@ -193,7 +195,7 @@ const maxEmptyReads = 100
 // it waits: a slow stream's reads each drain it, and so do a loaded
 // gateway's, where several events wait at each read.
 func (r *Reader) fill() error {
-	r.rd, r.wr = 0, 0
+	r.cur, r.rd, r.wr = nil, 0, 0
 	if r.srcErr != nil {
 		err := r.srcErr
 		r.srcErr = nil
@@ -220,11 +222,9 @@ func (r *Reader) fill() error {
 		}
 		r.trickle = n < len(into)
 		if n > 0 {
-			if r.bufs.read == nil {
-				r.bufs.read = getRead()
-				copy(*r.bufs.read, into[:n])
-			}
-			r.wr, r.srcErr = n, err
+			// Read from where the bytes came, the small buffer too: a
+			// trickling stream's events take no read buffer at all.
+			r.cur, r.wr, r.srcErr = into, n, err
 			return nil
 		}
 		return err
@@ -254,7 +254,7 @@ func (r *Reader) Release() {
 	r.line, r.data = nil, nil
 	bufPool.Put(b)
 	r.bufs, r.src, r.srcErr = nil, nil, nil
-	r.rd, r.wr = 0, 0
+	r.cur, r.rd, r.wr = nil, 0, 0
 }
 
 // spare returns b emptied for reuse, or nil when it grew too large to keep.

@@ -238,16 +238,48 @@ func (r *repeater) Read(p []byte) (int, error) {
 func BenchmarkReader(b *testing.B) {
 	chunk := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}` + "\n\n"
 	in := strings.Repeat(chunk, 1000)
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r := NewReader(strings.NewReader(in))
-		for {
-			if _, err := r.Next(); err != nil {
-				break
+	b.Run("burst", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r := NewReader(strings.NewReader(in))
+			for {
+				if _, err := r.NextView(); err != nil {
+					break
+				}
 			}
+			r.Release()
 		}
+	})
+	// An event a read, as a slow stream's source gives them.
+	b.Run("trickle", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r := NewReader(&pieceReader{piece: len(chunk), s: in})
+			for {
+				if _, err := r.NextView(); err != nil {
+					break
+				}
+			}
+			r.Release()
+		}
+	})
+}
+
+// pieceReader returns s at most piece bytes a read.
+type pieceReader struct {
+	piece int
+	s     string
+}
+
+func (p *pieceReader) Read(b []byte) (int, error) {
+	if p.s == "" {
+		return 0, io.EOF
 	}
+	n := copy(b[:min(len(b), p.piece)], p.s)
+	p.s = p.s[n:]
+	return n, nil
 }
 
 func TestReader_ReadyOnlyWhenAWholeEventWithDataIsBuffered(t *testing.T) {

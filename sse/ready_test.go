@@ -131,6 +131,20 @@ func TestReader_WaitsWithoutItsReadBufferWhenAReadDrainedTheSource(t *testing.T)
 	}
 }
 
+// A trickling source's events are read where they came, in the small
+// buffer: the reader takes no read buffer for them at all, not even
+// between its waits.
+func TestReader_TrickleTakesNoReadBuffer(t *testing.T) {
+	event := "data: " + strings.Repeat("x", 200) + "\n\n"
+	r, waits := gatedWaits(t, event, event, event)
+	for i := range 3 {
+		waits()
+		if held := r.bufs.read != nil; held != (i == 0) { // the first read knew nothing of the source
+			t.Fatalf("event %d: read buffer held after it: %v", i+1, held)
+		}
+	}
+}
+
 // gatedWaits returns a reader of pieces, one per read, and waits, which
 // reads its next event and returns, for each read the reader waited on,
 // whether it held its read buffer during it.
