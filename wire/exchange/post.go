@@ -41,8 +41,8 @@ type Post struct {
 	Key string
 	// Client sends the request. Nil means a default shared by the
 	// adapters: a large idle pool (256 idle connections per host, 1024 in
-	// all), no overall timeout (the context bounds each call) and no
-	// redirects.
+	// all), a 2 KiB write buffer per connection, no overall timeout (the
+	// context bounds each call) and no redirects.
 	Client *http.Client
 }
 
