@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // nothing: "Quota exceeded for metric:
 // generativelanguage.googleapis.com/..., limit: 0, model: ..." (sample
 // gemini-429-limit-zero; continuedev/continue#10066).
-var googleLimitZero = regexp.MustCompile(`generativelanguage\.googleapis\.com/\S+, limit: 0\b`)
+var googleLimitZero = lazyRegexp(`generativelanguage\.googleapis\.com/\S+, limit: 0\b`)
 
 // dailyReset returns the end of a wall that is a Google daily quota: a
 // QuotaFailure quotaId with "PerDay" (GenerateRequestsPerDayPerProjectPerModel-FreeTier),
@@ -30,7 +29,7 @@ func dailyReset(kind Kind, e *llm.ProviderError, fx facts, until, now time.Time)
 	if kind != Wall {
 		return time.Time{}, false
 	}
-	daily := googleLimitZero.MatchString(strings.ToLower(e.Message))
+	daily := googleLimitZero().MatchString(strings.ToLower(e.Message))
 	for _, id := range fx.quotaIDs {
 		if strings.Contains(strings.ToLower(id), "perday") {
 			daily = true

@@ -3,7 +3,6 @@ package classify
 import (
 	"errors"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -101,14 +100,14 @@ func ParseResetTime(v string, now time.Time) (time.Time, bool) {
 }
 
 // messageWait finds a wait in a provider's message.
-var messageWait = regexp.MustCompile(`(?i)(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)(?:\s?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))*|\d+(?:\.\d+)?\s*(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?))(?:[^\pL\pN]|$)`)
+var messageWait = lazyRegexp(`(?i)(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)(?:\s?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))*|\d+(?:\.\d+)?\s*(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?))(?:[^\pL\pN]|$)`)
 
 // ParseMessageWait reads the wait a provider wrote in its message:
 // "Please try again in 7m12.3s." (OpenAI, Groq), "in 20ms", "in 1.5s",
 // "in 6m 11.52s" (Groq), "Please retry in 7.967587226s." (Gemini),
 // "Please retry after 86400 seconds." (Azure). The first such phrase wins.
 func ParseMessageWait(msg string) (time.Duration, bool) {
-	m := messageWait.FindStringSubmatch(msg)
+	m := messageWait().FindStringSubmatch(msg)
 	if m == nil {
 		return 0, false
 	}
@@ -132,7 +131,7 @@ func ParseMessageWait(msg string) (time.Duration, bool) {
 // messageReset finds an absolute reset instant in a message: an RFC 3339
 // time, or Anthropic's "on 2026-04-01 at 00:00 UTC", after a word that says
 // access comes back then.
-var messageReset = regexp.MustCompile(`(?i)(?:resets?|regain access|resumes?|available again|until)\s+(?:at\s+|on\s+)?(\d{4}-\d{2}-\d{2})(?:T|\s+at\s+|\s+)(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(Z|UTC|[+-]\d{2}:\d{2})?`)
+var messageReset = lazyRegexp(`(?i)(?:resets?|regain access|resumes?|available again|until)\s+(?:at\s+|on\s+)?(\d{4}-\d{2}-\d{2})(?:T|\s+at\s+|\s+)(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(Z|UTC|[+-]\d{2}:\d{2})?`)
 
 // ParseMessageReset reads an absolute reset time a provider wrote in its
 // message: "You will regain access on 2026-04-01 at 00:00 UTC." (Anthropic
@@ -140,7 +139,7 @@ var messageReset = regexp.MustCompile(`(?i)(?:resets?|regain access|resumes?|ava
 // (MiniMax-AI/MiniMax-M2.7#36). A time without a zone is UTC. An instant at
 // or before now is the zero time (ok true).
 func ParseMessageReset(msg string, now time.Time) (time.Time, bool) {
-	m := messageReset.FindStringSubmatch(msg)
+	m := messageReset().FindStringSubmatch(msg)
 	if m == nil {
 		return time.Time{}, false
 	}

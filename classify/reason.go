@@ -3,6 +3,7 @@ package classify
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -15,18 +16,20 @@ const maxDetail = 4096
 
 // secretPatterns match things that look like API keys, tokens or key-bearing
 // URL parameters. Masked keys ("sk-abc***xyz", "****iKey") do not match:
-// masking already happened.
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{8,}`),             // Anthropic
-	regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),     // OpenAI, OpenRouter (sk-or-v1-), DeepSeek, ...
-	regexp.MustCompile(`\bgsk_[A-Za-z0-9]{16,}`),                  // Groq
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{20,}`),               // Google
-	regexp.MustCompile(`\bxai-[A-Za-z0-9]{16,}`),                  // xAI
-	regexp.MustCompile(`\bhf_[A-Za-z0-9]{16,}`),                   // Hugging Face
-	regexp.MustCompile(`\bcsk-[A-Za-z0-9]{16,}`),                  // Cerebras
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*`), // Authorization values
-	regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|api-key|access_token|token)=)[^&\s"'#]+`),
-}
+// masking already happened. Compiled on first use, as lazyRegexp.
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{8,}`),             // Anthropic
+		regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),     // OpenAI, OpenRouter (sk-or-v1-), DeepSeek, ...
+		regexp.MustCompile(`\bgsk_[A-Za-z0-9]{16,}`),                  // Groq
+		regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{20,}`),               // Google
+		regexp.MustCompile(`\bxai-[A-Za-z0-9]{16,}`),                  // xAI
+		regexp.MustCompile(`\bhf_[A-Za-z0-9]{16,}`),                   // Hugging Face
+		regexp.MustCompile(`\bcsk-[A-Za-z0-9]{16,}`),                  // Cerebras
+		regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*`), // Authorization values
+		regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|api-key|access_token|token)=)[^&\s"'#]+`),
+	}
+})
 
 // Scrub replaces anything in s that looks like an API key or token with
 // "[redacted]". Classify applies it to every Reason, Detail and Code, so
@@ -35,7 +38,7 @@ func Scrub(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	for _, re := range secretPatterns {
+	for _, re := range secretPatterns() {
 		if re.NumSubexp() > 0 {
 			s = re.ReplaceAllString(s, "${1}[redacted]")
 		} else {
