@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/text/unicode/norm"
@@ -26,21 +27,27 @@ func (d Date) String() string {
 const monthRE = `(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?`
 
 // dateForms are the date forms Dates reads, each with the submatch
-// indexes of year, month and day. A weekday before ("Monday, January 11,
-// 2027") or after ("2027年1月11日(月)") is left outside the match.
-var dateForms = []struct {
+// indexes of year, month and day, compiled on first use. A weekday
+// before ("Monday, January 11, 2027") or after ("2027年1月11日(月)") is
+// left outside the match.
+var dateForms = sync.OnceValue(func() []dateForm {
+	return []dateForm{
+		{regexp.MustCompile(`([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})`), 1, 2, 3, false},
+		{regexp.MustCompile(`([0-9]{4})/([0-9]{1,2})/([0-9]{1,2})`), 1, 2, 3, false},
+		{regexp.MustCompile(`([0-9]{4})\.([0-9]{1,2})\.([0-9]{1,2})`), 1, 2, 3, false},
+		{regexp.MustCompile(`([0-9]{4})\s*年\s*([0-9]{1,2})\s*月\s*([0-9]{1,2})\s*日`), 1, 2, 3, false},
+		// January 11, 2027; Jan 11 2027; Jan. 11th, 2027
+		{regexp.MustCompile(`(?i)\b` + monthRE + `\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})`), 3, 1, 2, true},
+		// 11 January 2027; 11th of January, 2027
+		{regexp.MustCompile(`(?i)\b([0-9]{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRE + `,?\s+([0-9]{4})`), 3, 2, 1, true},
+	}
+})
+
+// dateForm is one form of dateForms.
+type dateForm struct {
 	re          *regexp.Regexp
 	y, m, d     int
 	namedMonths bool
-}{
-	{regexp.MustCompile(`([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})`), 1, 2, 3, false},
-	{regexp.MustCompile(`([0-9]{4})/([0-9]{1,2})/([0-9]{1,2})`), 1, 2, 3, false},
-	{regexp.MustCompile(`([0-9]{4})\.([0-9]{1,2})\.([0-9]{1,2})`), 1, 2, 3, false},
-	{regexp.MustCompile(`([0-9]{4})\s*年\s*([0-9]{1,2})\s*月\s*([0-9]{1,2})\s*日`), 1, 2, 3, false},
-	// January 11, 2027; Jan 11 2027; Jan. 11th, 2027
-	{regexp.MustCompile(`(?i)\b` + monthRE + `\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})`), 3, 1, 2, true},
-	// 11 January 2027; 11th of January, 2027
-	{regexp.MustCompile(`(?i)\b([0-9]{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRE + `,?\s+([0-9]{4})`), 3, 2, 1, true},
 }
 
 // monthNames maps the first three letters of a month's name to it.
@@ -62,7 +69,7 @@ func Dates(s string) []Date {
 		d  Date
 	}
 	var all []found
-	for _, f := range dateForms {
+	for _, f := range dateForms() {
 		for _, m := range f.re.FindAllStringSubmatchIndex(s, -1) {
 			if m[0] > 0 && isDigitByte(s[m[0]-1]) || m[1] < len(s) && isDigitByte(s[m[1]-1]) && isDigitByte(s[m[1]]) {
 				continue

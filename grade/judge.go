@@ -3,7 +3,6 @@ package grade
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -39,7 +38,7 @@ func (g *judgeGrader) canonical() any { return *g }
 
 // verdictLine matches a judge's verdict line; the value is checked apart
 // so "VERDICT: MAYBE" is told from no verdict line at all.
-var verdictLine = regexp.MustCompile(`(?i)^[\s*#>_-]*verdict[\s*_]*[:：][\s*_]*([\p{L}]*)`)
+var verdictLine = lazyRegexp(`(?i)^[\s*#>_-]*verdict[\s*_]*[:：][\s*_]*([\p{L}]*)`)
 
 func (g *judgeGrader) grade(ctx context.Context, env Env, t *Task, answer string) (Verdict, error) {
 	if env.Judge == nil {
@@ -83,7 +82,7 @@ func (g *judgeGrader) prompt(t *Task, answer string) string {
 func parseVerdict(reply string) (pass bool, reason string, err error) {
 	lines := strings.Split(reply, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		m := verdictLine.FindStringSubmatch(lines[i])
+		m := verdictLine().FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}

@@ -1,7 +1,6 @@
 package grade
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,7 +21,7 @@ type Number struct {
 
 // numberRE matches an unsigned decimal number, with or without thousands
 // separators ("1,234.5"); the sign is read by hand.
-var numberRE = regexp.MustCompile(`[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?`)
+var numberRE = lazyRegexp(`[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?`)
 
 // currency are the signs that may stand between a minus and the digits
 // ("-$3", "−¥300").
@@ -36,7 +35,7 @@ const currency = "$¥€£₩"
 func Numbers(s string) []Number {
 	s = norm.NFKC.String(s)
 	var out []Number
-	for _, m := range numberRE.FindAllStringIndex(s, -1) {
+	for _, m := range numberRE().FindAllStringIndex(s, -1) {
 		start, end := m[0], m[1]
 		if start > 0 && (s[start-1] == '.' || isDigitByte(s[start-1])) {
 			continue // the tail of "1.2.3" or of a long digit run

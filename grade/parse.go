@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -44,7 +43,7 @@ func (e *Error) Error() string {
 }
 
 // taskID is the form of a task id.
-var taskID = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+var taskID = lazyRegexp(`^[a-z0-9][a-z0-9._-]*$`)
 
 // suiteFields and taskFields are the keys a suite and a task may have.
 var (
@@ -161,7 +160,7 @@ func (p *suiteParser) task(n ast.Node, i int) *Task {
 		return nil
 	}
 	t.ID = p.str(idf.val, "", "id")
-	if !taskID.MatchString(t.ID) {
+	if !taskID().MatchString(t.ID) {
 		p.errf(line(idf.key), "", "tasks[%d]: id %q: write lowercase letters, digits, '.', '_' and '-', starting with a letter or digit", i, t.ID)
 		return nil
 	}
@@ -321,7 +320,7 @@ func (p *suiteParser) yamlError(err error, task, prefix, suffix string) *Error {
 
 // typeErrorRE matches the YAML library's message for a value of the
 // wrong type.
-var typeErrorRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field (\S+) |value )of type (\S+)`)
+var typeErrorRE = lazyRegexp(`cannot unmarshal (\S+) into Go (?:struct field (\S+) |value )of type (\S+)`)
 
 // typeNames says in words what a Go type holds.
 var typeNames = map[string]string{
@@ -333,7 +332,7 @@ var typeNames = map[string]string{
 // plainTypeError rewrites a type error of the YAML library in words:
 // "expected a number, got string".
 func plainTypeError(msg string) string {
-	m := typeErrorRE.FindStringSubmatch(msg)
+	m := typeErrorRE().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

@@ -273,7 +273,7 @@ func FuzzParse(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, task := range s.Tasks {
-			if !taskID.MatchString(task.ID) || seen[task.ID] || task.Prompt == "" ||
+			if !taskID().MatchString(task.ID) || seen[task.ID] || task.Prompt == "" ||
 				len(task.Good) == 0 || len(task.Bad) == 0 || len(task.Graders()) == 0 || task.MaxTokens <= 0 {
 				t.Fatalf("invalid task accepted: %+v", task)
 			}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -25,10 +26,14 @@ import (
 //go:embed report.html.tmpl
 var htmlTemplateText string
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num":   func(n int) string { return groupDigits(int64(n)) },
-	"count": count,
-}).Parse(htmlTemplateText))
+// htmlTemplate is the page's template, parsed on first use rather than
+// at every start of every command.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"num":   func(n int) string { return groupDigits(int64(n)) },
+		"count": count,
+	}).Parse(htmlTemplateText))
+})
 
 // HTMLOptions are what WriteHTML shows besides the Report. The zero value is
 // ready to use.
@@ -61,7 +66,7 @@ type HTMLOptions struct {
 // A Report with no records draws no chart, and says so. Safe for
 // concurrent use.
 func WriteHTML(w io.Writer, r Report, opt HTMLOptions) error {
-	return htmlTemplate.Execute(w, buildPage(r, opt))
+	return htmlTemplate().Execute(w, buildPage(r, opt))
 }
 
 type htmlPage struct {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-analyze/charts"
@@ -562,17 +563,19 @@ func (s *barSpec) render(title string) (template.HTML, string) {
 	return inlineSVG(b, title), ""
 }
 
-var svgOpenTag = regexp.MustCompile(`^\s*<svg\b[^>]*>`)
-var viewBoxAttr = regexp.MustCompile(`viewBox="([0-9. ]+)"`)
+// svgOpenTag and viewBoxAttr read a chart's opening tag; compiled on first
+// use, as the page's template is parsed.
+var svgOpenTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*<svg\b[^>]*>`) })
+var viewBoxAttr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`viewBox="([0-9. ]+)"`) })
 
 // inlineSVG returns the library's SVG document as an element for the page:
 // its root tag rewritten without namespace declarations (HTML needs none)
 // and with a role and a label for screen readers.
 func inlineSVG(b []byte, label string) template.HTML {
 	s := string(b)
-	open := svgOpenTag.FindString(s)
+	open := svgOpenTag().FindString(s)
 	vb := "0 0 100 100"
-	if m := viewBoxAttr.FindStringSubmatch(open); m != nil {
+	if m := viewBoxAttr().FindStringSubmatch(open); m != nil {
 		vb = m[1]
 	}
 	// The library escapes every text it draws (&, <, >); label is escaped
