@@ -58,8 +58,9 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 	// An HTTP/1 connection keeps its write buffer for its whole life, a
 	// stream's minutes included, though only the request goes through it.
 	// 2 KiB instead of 4 holds the head and body of a request with a
-	// prompt of a kilobyte or so in one write; a larger request takes two
-	// (the rest of the body goes out straight from it), as past 4 KiB.
+	// prompt of a kilobyte or so in one write; past the buffer, the rest
+	// of the body goes out in writes of up to 32 KiB of its own, as it
+	// did past 4 KiB.
 	t.WriteBufferSize = writeBufferSize
 	return &http.Client{
 		Transport: t,
