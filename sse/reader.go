@@ -66,9 +66,8 @@ type Reader struct {
 
 	src  io.Reader
 	bufs *buffers // pooled; nil once released
-	// cur is the buffer the last read went into: wait, or bufs.read; rd
-	// and wr bound the unread input in it.
-	cur    []byte
+	// rd and wr bound the unread input in the buffer the last read went
+	// into: bufs.read when the reader holds it, else wait (see input).
 	rd, wr int
 	// srcErr is the error the source returned with its last bytes, kept
 	// for the read after them.
@@ -179,7 +178,17 @@ func (r *Reader) unread() []byte {
 	if r.bufs == nil {
 		return nil
 	}
-	return r.cur[r.rd:r.wr]
+	return r.input()[r.rd:r.wr]
+}
+
+// input returns the buffer reads go into: the read buffer while the
+// reader holds it, else the small one it waits with. A trickle's events
+// are parsed where they came, in the small one, with no copy.
+func (r *Reader) input() []byte {
+	if r.bufs.read != nil {
+		return *r.bufs.read
+	}
+	return r.wait[:]
 }
 
 // discard consumes the first n bytes of the buffered input.
@@ -195,23 +204,22 @@ const maxEmptyReads = 100
 // it waits: a slow stream's reads each drain it, and so do a loaded
 // gateway's, where several events wait at each read.
 func (r *Reader) fill() error {
-	r.cur, r.rd, r.wr = nil, 0, 0
+	r.rd, r.wr = 0, 0
 	if r.srcErr != nil {
 		err := r.srcErr
 		r.srcErr = nil
 		return err
 	}
-	into := r.wait[:]
 	if !r.trickle || r.bufs.read != nil && len(r.line) > 0 {
 		// A burst, or the middle of a long line: read with the large buffer.
 		if r.bufs.read == nil {
 			r.bufs.read = getRead()
 		}
-		into = *r.bufs.read
 	} else if r.bufs.read != nil {
 		putRead(r.bufs.read)
 		r.bufs.read = nil
 	}
+	into := r.input()
 	for range maxEmptyReads {
 		n, err := r.src.Read(into)
 		if n < 0 || n > len(into) {
@@ -222,9 +230,7 @@ func (r *Reader) fill() error {
 		}
 		r.trickle = n < len(into)
 		if n > 0 {
-			// Read from where the bytes came, the small buffer too: a
-			// trickling stream's events take no read buffer at all.
-			r.cur, r.wr, r.srcErr = into, n, err
+			r.wr, r.srcErr = n, err
 			return nil
 		}
 		return err
@@ -254,7 +260,7 @@ func (r *Reader) Release() {
 	r.line, r.data = nil, nil
 	bufPool.Put(b)
 	r.bufs, r.src, r.srcErr = nil, nil, nil
-	r.cur, r.rd, r.wr = nil, 0, 0
+	r.rd, r.wr = 0, 0
 }
 
 // spare returns b emptied for reuse, or nil when it grew too large to keep.
