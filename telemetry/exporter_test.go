@@ -271,6 +271,23 @@ func TestExporter_RetriesWhatMayRecoverOnly(t *testing.T) {
 	}
 }
 
+// A collector that echoes the request's credentials in its error body
+// does not put them in detour's error (DESIGN rule 12): the body is
+// written as every reason is, keys scrubbed.
+func TestExporter_ErrorBodyKeepsNoKey(t *testing.T) {
+	const key = "sk-abcdefghijklmnopqrstuvwxyz012345"
+	c := newCollector(t, answer{status: http.StatusUnauthorized, body: "bad header Authorization: Bearer " + key + " for api_key=" + key})
+	exp := newExporter(t, c.url(), noEnv, clock.NewFake(time.Unix(0, 0)))
+	err := exp.ExportSpans(context.Background(), batch())
+	var xe *telemetry.ExportError
+	if !errors.As(err, &xe) {
+		t.Fatalf("err %v, want an ExportError", err)
+	}
+	if strings.Contains(err.Error(), key) || strings.Contains(xe.Body, key) || !strings.Contains(xe.Body, "bad header") {
+		t.Fatalf("error %q (body %q): want the body without the key", err, xe.Body)
+	}
+}
+
 func TestExporter_BackoffStaysWithinTheTimeout(t *testing.T) {
 	var script []answer
 	for range 20 {
