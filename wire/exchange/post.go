@@ -41,13 +41,17 @@ type Post struct {
 	Key string
 	// Client sends the request. Nil means a default shared by the
 	// adapters: a large idle pool (256 idle connections per host, 1024 in
-	// all), a 2 KiB write buffer per connection, no overall timeout (the
-	// context bounds each call) and no redirects.
+	// all), a 2 KiB write and a 2 KiB read buffer per connection, no
+	// overall timeout (the context bounds each call) and no redirects.
 	Client *http.Client
 }
 
-// writeBufferSize is the default client's write buffer per connection.
-const writeBufferSize = 2 << 10
+// writeBufferSize and readBufferSize are the default client's buffers
+// per connection.
+const (
+	writeBufferSize = 2 << 10
+	readBufferSize  = 2 << 10
+)
 
 // defaultClient is Post's default *http.Client, built once, on first use.
 var defaultClient = sync.OnceValue(func() *http.Client {
@@ -62,6 +66,12 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 	// of the body goes out in writes of up to 32 KiB of its own, as it
 	// did past 4 KiB.
 	t.WriteBufferSize = writeBufferSize
+	// The read buffer is kept as long: a stream reads its events through
+	// it for minutes. 2 KiB instead of 4 holds the head of a provider's
+	// answer, two dozen headers (rate limits, cookies, tracing) included,
+	// so it is still read in one read; a body read into a buffer of at
+	// least that size bypasses it, as before.
+	t.ReadBufferSize = readBufferSize
 	return &http.Client{
 		Transport: t,
 		CheckRedirect: func(*http.Request, []*http.Request) error {

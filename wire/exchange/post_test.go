@@ -146,3 +146,84 @@ func TestPost_RequestLeavesInOneWrite(t *testing.T) {
 		}
 	}
 }
+
+type readCounter struct {
+	net.Conn
+	reads *atomic.Int32
+}
+
+func (c readCounter) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.reads.Add(1)
+	}
+	return n, err
+}
+
+// providerHeaders is the header set of an OpenAI chat completion's answer
+// as api.openai.com sends it (values of the same length): with the
+// server's own (Date, Content-Length), about 1.3 KB.
+var providerHeaders = [][2]string{
+	{"Access-Control-Expose-Headers", "X-Request-ID"},
+	{"Alt-Svc", `h3=":443"; ma=86400`},
+	{"Cf-Cache-Status", "DYNAMIC"},
+	{"Cf-Ray", "8f1d2c3b4a596877-AMS"},
+	{"Openai-Organization", "user-abcdefghijklmnopqrstuvwx"},
+	{"Openai-Processing-Ms", "412"},
+	{"Openai-Project", "proj_ABCDEFGHIJKLMNOPQRSTUVWX"},
+	{"Openai-Version", "2020-10-01"},
+	{"Server", "cloudflare"},
+	{"Set-Cookie", "__cf_bm=" + strings.Repeat("a", 162) + "; path=/; expires=Wed, 02-Dec-26 03:46:54 GMT; domain=.api.openai.com; HttpOnly; Secure; SameSite=None"},
+	{"Set-Cookie", "_cfuvid=" + strings.Repeat("b", 59) + "; path=/; domain=.api.openai.com; HttpOnly; Secure; SameSite=None"},
+	{"Strict-Transport-Security", "max-age=31536000; includeSubDomains; preload"},
+	{"X-Content-Type-Options", "nosniff"},
+	{"X-Envoy-Upstream-Service-Time", "418"},
+	{"X-Ratelimit-Limit-Requests", "10000"},
+	{"X-Ratelimit-Limit-Tokens", "30000000"},
+	{"X-Ratelimit-Remaining-Requests", "9999"},
+	{"X-Ratelimit-Remaining-Tokens", "29999986"},
+	{"X-Ratelimit-Reset-Requests", "6ms"},
+	{"X-Ratelimit-Reset-Tokens", "0s"},
+	{"X-Request-Id", "req_" + strings.Repeat("c", 32)},
+}
+
+// The head of a provider's answer, its two dozen headers included, is read
+// in one read through the default client's read buffer, which every
+// connection keeps for its life (a stream's minutes too): it is small, but
+// not so small that a usual answer takes two reads.
+func TestPost_AnswerHeadArrivesInOneRead(t *testing.T) {
+	body := `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // the test counts reads
+		for _, h := range providerHeaders {
+			w.Header().Add(h[0], h[1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body)) //nolint:errcheck // the test reads what arrived
+	}))
+	t.Cleanup(srv.Close)
+	var reads atomic.Int32
+	tr := defaultClient().Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return readCounter{conn, &reads}, err
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	resp, err := Post{URL: srv.URL + "/v1/x", Body: []byte(`{}`), Client: &http.Client{Transport: tr}}.Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got := reads.Load(); got != 1 {
+		head := 0
+		for k, v := range resp.Header {
+			for _, s := range v {
+				head += len(k) + len(s) + 4
+			}
+		}
+		t.Errorf("the answer's head (%d bytes of headers) took %d reads, want 1", head, got)
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != body {
+		t.Errorf("body = %q", b)
+	}
+}
