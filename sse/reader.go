@@ -64,10 +64,15 @@ type Reader struct {
 	// DefaultMaxEventSize. Set it before the first call to Next.
 	MaxEventSize int
 
-	src  io.Reader
-	bufs *buffers // pooled; nil once released
+	src io.Reader
+	// read is the read buffer, from freeReads; nil while given back (see
+	// trickle). released says Release ran.
+	read     *[]byte
+	released bool
 	// rd and wr bound the unread input in the buffer the last read went
-	// into: bufs.read when the reader holds it, else wait (see input).
+	// into: read when the reader holds it, else wait (see input). A line
+	// cut off at the end of a read is carried to the buffer's start, and
+	// the next read goes in behind it.
 	rd, wr int
 	// srcErr is the error the source returned with its last bytes, kept
 	// for the read after them.
@@ -79,10 +84,15 @@ type Reader struct {
 	// the next reads with the read buffer.
 	trickle bool
 	wait    [waitBufSize]byte
-	// line holds the current line (without its terminator); data the
-	// current event's data. Both are reused across events.
-	line []byte
-	data []byte
+	// cur is the current event's data: a view of the input where it came
+	// (viewed) while it is one line that lies whole in the buffer, as
+	// nearly every event of a stream is; else it is put together in data.
+	// line holds a line too long to carry in the buffer (see readLine).
+	// line and data are made when first needed and reused.
+	cur    []byte
+	viewed bool
+	line   []byte
+	data   []byte
 	// event is the current event's type; lastEvent the last type string
 	// made, reused when the next event names the same type.
 	event     []byte
@@ -103,30 +113,14 @@ type Reader struct {
 // that flushes when nothing more is buffered (Ready) sends it in one
 // write; 2 KiB split such answers in two. A reader holds no read
 // buffer while it waits once a read drained its source (trickle), so
-// thousands of slow streams do not each keep one. A longer line is put
-// together in the line buffer.
+// thousands of slow streams do not each keep one. A line longer than
+// half of it is put together in the line buffer.
 const readBufSize = 4 << 10
 
 // waitBufSize is the size of the buffer a Reader waits with once a read
 // drained its source (Reader.trickle): it holds one event of a typical
 // stream, and a read that fills it says a burst came.
 const waitBufSize = 512
-
-// buffers are what a Reader puts lines and events together in, pooled
-// between readers: the line and the data of a long event. The read
-// buffer is kept apart (freeReads): a reader waiting on a slow
-// source gives it back for the wait.
-type buffers struct {
-	read       *[]byte // nil while given back
-	line, data []byte
-}
-
-// maxPooledSpare is the largest line or data buffer kept for reuse; a
-// reader that met a longer event leaves it to the garbage collector.
-const maxPooledSpare = 64 << 10
-
-// bufPool holds the buffers of released Readers.
-var bufPool = sync.Pool{New: func() any { return new(buffers) }}
 
 // freeReads holds read buffers of readBufSize bytes that readers gave
 // back, up to maxFreeReads; a buffer given back past that is left to the
@@ -166,16 +160,15 @@ func putRead(b *[]byte) {
 	freeReads.mu.Unlock()
 }
 
-// NewReader returns a Reader reading from r with buffers of its own. They
-// come from a pool: Release gives them back once the reader is done.
+// NewReader returns a Reader reading from r. Its read buffer comes from
+// a shared free list: Release gives it back once the reader is done.
 func NewReader(r io.Reader) *Reader {
-	b := bufPool.Get().(*buffers)
-	return &Reader{src: r, bufs: b, line: b.line[:0], data: b.data[:0]}
+	return &Reader{src: r}
 }
 
 // unread returns the input read and not yet consumed.
 func (r *Reader) unread() []byte {
-	if r.bufs == nil {
+	if r.released {
 		return nil
 	}
 	return r.input()[r.rd:r.wr]
@@ -185,10 +178,19 @@ func (r *Reader) unread() []byte {
 // reader holds it, else the small one it waits with. A trickle's events
 // are parsed where they came, in the small one, with no copy.
 func (r *Reader) input() []byte {
-	if r.bufs.read != nil {
-		return *r.bufs.read
+	if r.read != nil {
+		return *r.read
 	}
 	return r.wait[:]
+}
+
+// keep copies the current event's data into the reader's own buffer
+// when it is a view of the input, which the next read writes over.
+func (r *Reader) keep() {
+	if r.viewed {
+		r.data = append(r.data[:0], r.cur...)
+		r.cur, r.viewed = r.data, false
+	}
 }
 
 // discard consumes the first n bytes of the buffered input.
@@ -198,39 +200,52 @@ func (r *Reader) discard(n int) { r.rd += n }
 // reader gives up with io.ErrNoProgress, as bufio does.
 const maxEmptyReads = 100
 
-// fill reads more input once everything buffered is consumed; it returns
-// the source's error when no byte came. A reader whose last read drained
-// its source waits with its small buffer and holds no read buffer while
-// it waits: a slow stream's reads each drain it, and so do a loaded
-// gateway's, where several events wait at each read.
+// fill reads more input once what is buffered holds no whole line: the
+// unread rest (the start of a line, at most half the buffer it goes to)
+// is carried to the start of the buffer and the read goes in behind it.
+// It returns the source's error when no byte came; the carried bytes
+// stay unread then. A reader whose last read drained its source waits
+// with its small buffer and holds no read buffer while it waits: a slow
+// stream's reads each drain it, and so do a loaded gateway's, where
+// several events wait at each read.
 func (r *Reader) fill() error {
-	r.rd, r.wr = 0, 0
+	r.keep() // the data's view is in the buffer about to be written
+	carry := r.input()[r.rd:r.wr]
 	if r.srcErr != nil {
 		err := r.srcErr
 		r.srcErr = nil
 		return err
 	}
-	if !r.trickle || r.bufs.read != nil && len(r.line) > 0 {
-		// A burst, or the middle of a long line: read with the large buffer.
-		if r.bufs.read == nil {
-			r.bufs.read = getRead()
+	var into []byte
+	if !r.trickle || len(carry) > waitBufSize/2 || r.read != nil && len(r.line) > 0 {
+		// A burst, a long start of a line, or the middle of a long line:
+		// read with the large buffer.
+		if r.read == nil {
+			r.read = getRead()
 		}
-	} else if r.bufs.read != nil {
-		putRead(r.bufs.read)
-		r.bufs.read = nil
+		into = *r.read
+		copy(into, carry)
+	} else {
+		into = r.wait[:]
+		copy(into, carry)
+		if r.read != nil {
+			putRead(r.read)
+			r.read = nil
+		}
 	}
-	into := r.input()
+	r.rd, r.wr = 0, len(carry)
+	room := into[len(carry):]
 	for range maxEmptyReads {
-		n, err := r.src.Read(into)
-		if n < 0 || n > len(into) {
+		n, err := r.src.Read(room)
+		if n < 0 || n > len(room) {
 			return errors.New("sse: the source returned an invalid count")
 		}
 		if n == 0 && err == nil {
 			continue
 		}
-		r.trickle = n < len(into)
+		r.trickle = n < len(room)
 		if n > 0 {
-			r.wr, r.srcErr = n, err
+			r.wr, r.srcErr = r.wr+n, err
 			return nil
 		}
 		return err
@@ -244,31 +259,20 @@ func (r *Reader) fill() error {
 // garbage collected) and it must not run concurrently with Next; later
 // calls do nothing.
 func (r *Reader) Release() {
-	if r.bufs == nil {
+	if r.released {
 		return
 	}
 	if r.err == nil {
 		r.err = ErrReleased
 	}
 	r.reset()
-	b := r.bufs
-	if b.read != nil {
-		putRead(b.read)
-		b.read = nil
+	if r.read != nil {
+		putRead(r.read)
+		r.read = nil
 	}
-	b.line, b.data = spare(r.line), spare(r.data)
 	r.line, r.data = nil, nil
-	bufPool.Put(b)
-	r.bufs, r.src, r.srcErr = nil, nil, nil
+	r.released, r.src, r.srcErr = true, nil, nil
 	r.rd, r.wr = 0, 0
-}
-
-// spare returns b emptied for reuse, or nil when it grew too large to keep.
-func spare(b []byte) []byte {
-	if cap(b) > maxPooledSpare {
-		return nil
-	}
-	return b[:0]
 }
 
 // Ready reports whether the input already buffered holds the whole of an
@@ -305,7 +309,7 @@ func (r *Reader) HoldsEvent(names ...string) bool {
 // type and whether it has non-blank data, until match returns true; it
 // reports whether one did, or whether the reader has stopped.
 func (r *Reader) buffered(match func(name []byte, data bool) bool) bool {
-	if r.err != nil || r.bufs == nil {
+	if r.err != nil || r.released {
 		return true
 	}
 	buf := r.unread()
@@ -418,9 +422,9 @@ func (r *Reader) NextView() (View, error) {
 }
 
 // dispatch turns the pending event into a View and clears it; the view's
-// data stays in r.data until the next event is read into it.
+// data stays where it is (the input, or r.data) until the next call.
 func (r *Reader) dispatch() View {
-	ev := View{Data: r.data, ID: r.id, Retry: r.retry}
+	ev := View{Data: r.cur, ID: r.id, Retry: r.retry}
 	if len(r.event) > 0 {
 		if string(r.event) != r.lastEvent {
 			r.lastEvent = string(r.event)
@@ -433,6 +437,7 @@ func (r *Reader) dispatch() View {
 
 // reset clears the pending event (the last event ID persists).
 func (r *Reader) reset() {
+	r.cur, r.viewed = nil, false
 	r.data = r.data[:0]
 	r.event = r.event[:0]
 	r.retry = 0
@@ -453,17 +458,26 @@ func (r *Reader) field(line []byte, limit int) error {
 	}
 	switch string(name) {
 	case "data":
-		n := len(r.data) + len(value)
+		n := len(r.cur) + len(value)
 		if r.hasData {
 			n++
 		}
 		if n > limit {
 			return ErrTooLong
 		}
-		if r.hasData {
+		switch {
+		case !r.hasData && len(r.line) == 0:
+			// The line lies whole in the input: the data is a view of it.
+			r.cur, r.viewed = value, true
+		case !r.hasData:
+			r.data = append(r.data[:0], value...)
+			r.cur = r.data
+		default:
+			r.keep()
 			r.data = append(r.data, '\n')
+			r.data = append(r.data, value...)
+			r.cur = r.data
 		}
-		r.data = append(r.data, value...)
 		r.hasData = true
 	case "event":
 		r.event = append(r.event[:0], value...)
@@ -500,47 +514,54 @@ func parseRetry(v []byte) (int, bool) {
 // readLine returns the next line without its terminator. At the end of the
 // input it returns the unterminated last line with io.EOF, or nil and io.EOF
 // when nothing is left. The returned slice is valid until the next call.
+//
+// A line cut off at the end of a read stays in the buffer, carried to its
+// start by the next read (fill); only a line longer than half the read
+// buffer is put together in the line buffer. So the line, and the event
+// data it holds, is nearly always a view of the input, copied nowhere.
 func (r *Reader) readLine(limit int) ([]byte, error) {
 	r.line = r.line[:0]
 	for {
-		if r.rd == r.wr {
-			if err := r.fill(); err != nil {
-				if err == io.EOF && len(r.line) == 0 {
-					return nil, io.EOF
-				}
-				return r.line, err
-			}
-		}
 		buf := r.unread()
-		if r.skipLF {
+		if r.skipLF && len(buf) > 0 {
 			r.skipLF = false
 			if buf[0] == '\n' {
 				r.discard(1)
 				continue
 			}
 		}
-		i := indexEOL(buf)
-		if i < 0 {
-			if len(r.line)+len(buf) > limit {
+		if i := indexEOL(buf); i >= 0 {
+			if len(r.line)+i > limit {
 				return nil, ErrTooLong
 			}
-			r.line = append(r.line, buf...)
-			r.discard(len(buf))
-			continue
+			r.skipLF = buf[i] == '\r'
+			r.discard(i + 1)
+			if len(r.line) == 0 {
+				// The whole line is buffered: hand out the buffer's own
+				// bytes, which stay as they are until the next read.
+				return buf[:i], nil
+			}
+			r.line = append(r.line, buf[:i]...)
+			return r.line, nil
 		}
-		if len(r.line)+i > limit {
+		if len(r.line)+len(buf) > limit {
 			return nil, ErrTooLong
 		}
-		r.skipLF = buf[i] == '\r'
-		if len(r.line) == 0 {
-			// The whole line is buffered: hand out the buffer's own bytes,
-			// which stay as they are until the next read.
-			r.discard(i + 1)
-			return buf[:i], nil
+		if len(r.line) > 0 || len(buf) > readBufSize/2 {
+			// Too long to carry: put together in the line buffer.
+			r.line = append(r.line, buf...)
+			r.discard(len(buf))
 		}
-		r.line = append(r.line, buf[:i]...)
-		r.discard(i + 1)
-		return r.line, nil
+		if err := r.fill(); err != nil {
+			if rest := r.unread(); len(rest) > 0 {
+				r.discard(len(rest))
+				return rest, err
+			}
+			if err == io.EOF && len(r.line) == 0 {
+				return nil, io.EOF
+			}
+			return r.line, err
+		}
 	}
 }
 

@@ -139,7 +139,7 @@ func TestReader_TrickleTakesNoReadBuffer(t *testing.T) {
 	r, waits := gatedWaits(t, event, event, event)
 	for i := range 3 {
 		waits()
-		if held := r.bufs.read != nil; held != (i == 0) { // the first read knew nothing of the source
+		if held := r.read != nil; held != (i == 0) { // the first read knew nothing of the source
 			t.Fatalf("event %d: read buffer held after it: %v", i+1, held)
 		}
 	}
@@ -162,7 +162,7 @@ func gatedWaits(t *testing.T, pieces ...string) (*Reader, func() []bool) {
 		for {
 			select {
 			case <-g.entered:
-				held = append(held, r.bufs.read != nil)
+				held = append(held, r.read != nil)
 				g.next <- struct{}{}
 			case err := <-got:
 				if err != nil {
