@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/sse"
@@ -101,11 +102,20 @@ type stream struct {
 	raw bool
 	// id and model are the last chunk's, reused while they repeat.
 	id, model string
-	// cc and scratch are reused by every chunk (see decodeChunk), so the
-	// common chunk allocates no struct graph.
+}
+
+// chunkState is what decoding one chunk fills in: the chunk and the memory
+// its slices and pointers point into, so that the common chunk allocates
+// no struct graph. A stream takes one from statePool for each chunk and
+// gives it back once the chunk is made: a stream holds none between its
+// chunks (thousands of slow streams would each keep half a kilobyte), and
+// the one it takes was used a moment ago, still in the CPU's cache.
+type chunkState struct {
 	cc      chatChunk
 	scratch chunkScratch
 }
+
+var statePool = sync.Pool{New: func() any { return new(chunkState) }}
 
 // newStream returns the stream of body; key, when set, is redacted from
 // its errors.
@@ -155,7 +165,9 @@ func (s *stream) chunk(isError bool, raw []byte) (llm.Chunk, error) {
 	} else {
 		data = string(raw)
 	}
-	cc, err := s.decodeChunk(data)
+	st := statePool.Get().(*chunkState)
+	defer statePool.Put(st)
+	cc, err := st.decode(data)
 	if err != nil {
 		if s.r.Incomplete() {
 			return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
@@ -202,13 +214,13 @@ func (s *stream) own(last *string, v string) string {
 	return *last
 }
 
-// decodeChunk decodes one chunk's JSON as json.Unmarshal into a zero
+// decode decodes one chunk's JSON as json.Unmarshal into a zero
 // chatChunk would, through parseChunkFast when data has the common shape.
-// The result is valid until the next call.
-func (s *stream) decodeChunk(data string) (*chatChunk, error) {
-	cc := &s.cc
+// The result is valid until the next call, and while st is not given back.
+func (st *chunkState) decode(data string) (*chatChunk, error) {
+	cc := &st.cc
 	*cc = chatChunk{}
-	if parseChunkFast(data, cc, &s.scratch) {
+	if parseChunkFast(data, cc, &st.scratch) {
 		return cc, nil
 	}
 	*cc = chatChunk{}
