@@ -30,6 +30,13 @@ func TestSetBody_StreamLetsGoOnceWritten(t *testing.T) {
 	if again, _ := io.ReadAll(rc); string(again) != string(body) {
 		t.Fatalf("rewound body %q", again)
 	}
+	// The resend's body, read to its end, lets go of the bytes too: the
+	// transport keeps it for the stream's life.
+	if spent, ok := rc.(*spentReader); !ok {
+		t.Fatalf("GetBody's reader is a %T, want a *spentReader", rc)
+	} else if spent.b != nil {
+		t.Fatalf("the resend's body, read to its end, still holds %d bytes", len(spent.b))
+	}
 	held.wrote(httptrace.WroteRequestInfo{})
 	if held.r.Size() != 0 {
 		t.Fatalf("written, yet the first reader still holds %d bytes", held.r.Size())

@@ -155,8 +155,8 @@ func (b *progressBody) Read(buf []byte) (int, error) {
 // heldBody is a stream's request body. The transport keeps the request
 // for the stream's life; the body's bytes are of no use once written
 // (nothing is sent twice once the answer began), so its reader lets go of
-// them as soon as the request is out (wrote), and GetBody works until
-// release.
+// them as soon as the request is out (wrote), a resend's reader at its end
+// (spentReader), and GetBody works until release.
 type heldBody struct {
 	mu sync.Mutex // guards b
 	b  []byte
@@ -187,12 +187,35 @@ func setBody(req *http.Request, b []byte, held *heldBody) {
 			if held.b == nil {
 				return nil, errBodyReleased
 			}
-			return io.NopCloser(bytes.NewReader(held.b)), nil
+			return &spentReader{b: held.b}, nil
 		}
 	}
 }
 
 var errBodyReleased = errors.New("request body already released")
+
+// spentReader reads b once and lets go of it at its end. It is the body
+// of a stream's resend by the transport (GetBody: the first send found
+// its idle connection closed), which the transport keeps, as it keeps the
+// first, for the stream's life. Not a bytes.Reader, so the transport
+// sends the headers in a write of their own first: a rare resend's cost.
+type spentReader struct{ b []byte }
+
+// Read reads on from where the last read stopped.
+func (r *spentReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		r.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	if r.b = r.b[n:]; len(r.b) == 0 {
+		r.b = nil
+	}
+	return n, nil
+}
+
+// Close does nothing: the bytes are let go of at the end of the read.
+func (r *spentReader) Close() error { return nil }
 
 // wrote is the request's httptrace WroteRequest. net/http calls it on the
 // goroutine that wrote the request, once the write ended; after the first
