@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -150,13 +151,22 @@ func (s *stream) Ready() bool {
 }
 
 // next decodes the next chunk for the embedded Stream; see DecodeStream.
+// For a request sent raw the chunk borrows the reader's buffer (see
+// llm.Chunk): its Raw, Content and tool call fragments hold until the next
+// call, and a long stream makes no garbage per event; what the stream
+// keeps across events (id, model, stop reason) is copied.
 func (s *stream) next() (llm.Chunk, error) {
 	for {
-		ev, err := s.r.Next()
+		ev, err := s.r.NextView()
 		if err != nil {
 			return llm.Chunk{}, s.endError(err)
 		}
-		data := strings.TrimSpace(ev.Data)
+		var data string
+		if s.raw {
+			data = exchange.Borrow(bytes.TrimSpace(ev.Data))
+		} else {
+			data = string(bytes.TrimSpace(ev.Data))
+		}
 		if ev.Event == "error" {
 			return llm.Chunk{}, s.frameError([]byte(data))
 		}
@@ -165,8 +175,7 @@ func (s *stream) next() (llm.Chunk, error) {
 		}
 		var e streamEvent
 		if !parseEventFast(data, &e, &s.scratch) {
-			e = streamEvent{}
-			err = json.Unmarshal([]byte(data), &e)
+			e, err = decodeEvent(data)
 		}
 		if err != nil {
 			if s.r.Incomplete() {
@@ -186,13 +195,21 @@ func (s *stream) next() (llm.Chunk, error) {
 		}
 		c, ok := s.apply(typ, &e)
 		if s.raw && typ != "ping" {
-			c.Raw, c.Event, ok = data, typ, true
+			c.Raw, c.Event, ok = data, eventName(typ), true
 		}
 		if ok {
 			c.ID, c.Model = s.id, s.model
 			return c, nil
 		}
 	}
+}
+
+// decodeEvent decodes an event parseEventFast does not handle, through
+// encoding/json, into an event of its own: next's event stays on the stack.
+func decodeEvent(data string) (streamEvent, error) {
+	e := new(streamEvent)
+	err := json.Unmarshal([]byte(data), e)
+	return *e, err
 }
 
 // apply reads one event into the stream's state; ok is false when the event
@@ -203,7 +220,7 @@ func (s *stream) apply(typ string, e *streamEvent) (c llm.Chunk, ok bool) {
 		if e.Message == nil {
 			return c, false
 		}
-		s.id, s.model = e.Message.ID, e.Message.Model
+		s.id, s.model = s.own(e.Message.ID), s.own(e.Message.Model)
 		s.usage.add(e.Message.Usage)
 		return llm.Chunk{Role: llm.RoleAssistant}, true
 	case "content_block_start":
@@ -257,13 +274,38 @@ func (s *stream) apply(typ string, e *streamEvent) (c llm.Chunk, ok bool) {
 	case "message_delta":
 		s.usage.add(e.Usage)
 		if e.Delta != nil && e.Delta.StopReason != "" {
-			s.stopReason, s.stopDetails = e.Delta.StopReason, e.Delta.StopDetails
-			c.FinishReason = finishReason(e.Delta.StopReason)
+			s.stopReason, s.stopDetails = s.own(e.Delta.StopReason), s.ownDetails(e.Delta.StopDetails)
+			c.FinishReason = finishReason(s.stopReason)
 		}
 		c.Usage = s.usage.canonical()
 		return c, c.FinishReason != "" || c.Usage != nil
 	}
 	return c, false
+}
+
+// own returns v as the stream keeps it past the event it came in: a copy,
+// as a raw stream's events borrow the reader's buffer (and another's
+// strings would keep their whole event).
+func (s *stream) own(v string) string { return strings.Clone(v) }
+
+// ownDetails is own for a refusal's stop_details.
+func (s *stream) ownDetails(d *stopDetails) *stopDetails {
+	if d == nil {
+		return nil
+	}
+	return &stopDetails{Type: s.own(d.Type), Category: s.own(d.Category), Explanation: s.own(d.Explanation)}
+}
+
+// eventName returns typ as a string of its own: the constant of a known
+// event type, else a copy (a raw chunk's Event is not borrowed).
+func eventName(typ string) string {
+	for _, n := range [...]string{"content_block_delta", "message_start", "content_block_start",
+		"content_block_stop", "message_delta", "message_stop", "ping", "error"} {
+		if typ == n {
+			return n
+		}
+	}
+	return strings.Clone(typ)
 }
 
 // endError turns the end of the event stream into the malformed error (an
