@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/detourhq/detour/internal/lazyregexp"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -17,7 +18,7 @@ import (
 // nothing: "Quota exceeded for metric:
 // generativelanguage.googleapis.com/..., limit: 0, model: ..." (sample
 // gemini-429-limit-zero; continuedev/continue#10066).
-var googleLimitZero = lazyRegexp(`generativelanguage\.googleapis\.com/\S+, limit: 0\b`)
+var googleLimitZero = lazyregexp.New(`generativelanguage\.googleapis\.com/\S+, limit: 0\b`)
 
 // dailyReset returns the end of a wall that is a Google daily quota: a
 // QuotaFailure quotaId with "PerDay" (GenerateRequestsPerDayPerProjectPerModel-FreeTier),

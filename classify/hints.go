@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/detourhq/detour/internal/lazyregexp"
 )
 
 // ParseRetryAfterMS reads OpenAI's retry-after-ms header: milliseconds, a
@@ -100,7 +102,7 @@ func ParseResetTime(v string, now time.Time) (time.Time, bool) {
 }
 
 // messageWait finds a wait in a provider's message.
-var messageWait = lazyRegexp(`(?i)(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)(?:\s?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))*|\d+(?:\.\d+)?\s*(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?))(?:[^\pL\pN]|$)`)
+var messageWait = lazyregexp.New(`(?i)(?:try again|retry)\s+(?:in|after)\s+(\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)(?:\s?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))*|\d+(?:\.\d+)?\s*(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?))(?:[^\pL\pN]|$)`)
 
 // ParseMessageWait reads the wait a provider wrote in its message:
 // "Please try again in 7m12.3s." (OpenAI, Groq), "in 20ms", "in 1.5s",
@@ -131,7 +133,7 @@ func ParseMessageWait(msg string) (time.Duration, bool) {
 // messageReset finds an absolute reset instant in a message: an RFC 3339
 // time, or Anthropic's "on 2026-04-01 at 00:00 UTC", after a word that says
 // access comes back then.
-var messageReset = lazyRegexp(`(?i)(?:resets?|regain access|resumes?|available again|until)\s+(?:at\s+|on\s+)?(\d{4}-\d{2}-\d{2})(?:T|\s+at\s+|\s+)(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(Z|UTC|[+-]\d{2}:\d{2})?`)
+var messageReset = lazyregexp.New(`(?i)(?:resets?|regain access|resumes?|available again|until)\s+(?:at\s+|on\s+)?(\d{4}-\d{2}-\d{2})(?:T|\s+at\s+|\s+)(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(Z|UTC|[+-]\d{2}:\d{2})?`)
 
 // ParseMessageReset reads an absolute reset time a provider wrote in its
 // message: "You will regain access on 2026-04-01 at 00:00 UTC." (Anthropic

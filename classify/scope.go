@@ -2,6 +2,8 @@ package classify
 
 import (
 	"strings"
+
+	"github.com/detourhq/detour/internal/lazyregexp"
 )
 
 // providerScope says how far a provider's failure of kind reaches (see
@@ -64,7 +66,7 @@ func providerScope(kind Kind, status int, codes []string, msg string, quotaIDs [
 // modelRefusal matches a message that says the model named is unknown to
 // the provider or not open to this key. The request is not invalid: this
 // target is (PROVIDERS.md §3.5), whatever the status.
-var modelRefusal = lazyRegexp(`\bmodels?\b[^.]{0,120}?(?:does not exist|do(?:es)? not exist|not exist|not found|no such model|is not allowed|not permitted|do(?:es)? not have access|don't have access|no access|permission to use|decommissioned|is not supported|not available on|not available for|unavailable for your|is not a valid model|invalid model)|\b(?:unknown|invalid|unsupported) model\b|\bno (?:such )?model\b|(?:permission to use|access to) (?:the |this )?(?:specified |requested )?model\b`)
+var modelRefusal = lazyregexp.New(`\bmodels?\b[^.]{0,120}?(?:does not exist|do(?:es)? not exist|not exist|not found|no such model|is not allowed|not permitted|do(?:es)? not have access|don't have access|no access|permission to use|decommissioned|is not supported|not available on|not available for|unavailable for your|is not a valid model|invalid model)|\b(?:unknown|invalid|unsupported) model\b|\bno (?:such )?model\b|(?:permission to use|access to) (?:the |this )?(?:specified |requested )?model\b`)
 
 // modelRefused reports a 4xx (not a 429) whose message refuses the model.
 func modelRefused(status int, msg string) bool {
@@ -77,17 +79,17 @@ func modelRefused(status int, msg string) bool {
 // targetWalls are wall messages about this model alone: its per-day or
 // per-minute quota, its price against the balance.
 var targetWalls = []msgRow{
-	has(Wall, "", "(tpd)"),                        // Groq, per model (P: Groq)
-	has(Wall, "", "(rpd)"),                        // OpenAI, per model
-	has(Wall, "", "tokens per day"),               // Cerebras, per model
-	has(Wall, "", "per day"),                      // idem (P: §3.1)
-	has(Wall, "", "per-day"),                      // idem
-	has(Wall, "", "free-models-per-day"),          // OpenRouter: the free models only; paid ones still answer
-	has(Wall, "", "request too large", "per min"), // Groq TPM of this model's tier
-	has(Wall, "", "requires more credits"),        // OpenRouter: balance pre-check against this model's price x max_tokens
-	has(Wall, "", "fewer max_tokens"),             // idem
-	has(Wall, "", "on-demand throughput isn"),     // Bedrock: this model needs provisioned throughput
-	{re: lazyRegexp(`\blimit: 0\b`), kind: Wall},  // Gemini: no quota for this model on this tier
+	has(Wall, "", "(tpd)"),                           // Groq, per model (P: Groq)
+	has(Wall, "", "(rpd)"),                           // OpenAI, per model
+	has(Wall, "", "tokens per day"),                  // Cerebras, per model
+	has(Wall, "", "per day"),                         // idem (P: §3.1)
+	has(Wall, "", "per-day"),                         // idem
+	has(Wall, "", "free-models-per-day"),             // OpenRouter: the free models only; paid ones still answer
+	has(Wall, "", "request too large", "per min"),    // Groq TPM of this model's tier
+	has(Wall, "", "requires more credits"),           // OpenRouter: balance pre-check against this model's price x max_tokens
+	has(Wall, "", "fewer max_tokens"),                // idem
+	has(Wall, "", "on-demand throughput isn"),        // Bedrock: this model needs provisioned throughput
+	{re: lazyregexp.New(`\blimit: 0\b`), kind: Wall}, // Gemini: no quota for this model on this tier
 }
 
 // accountCodes are wall codes about the key or the account's money.

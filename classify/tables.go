@@ -3,6 +3,8 @@ package classify
 import (
 	"regexp"
 	"strings"
+
+	"github.com/detourhq/detour/internal/lazyregexp"
 )
 
 // This file is detour's provider error knowledge. Each row names its source:
@@ -174,15 +176,15 @@ var strongMessages = []msgRow{
 	// Request alone larger than the tier's per-minute budget: retrying never helps.
 	has(Wall, "request exceeds the tier's tokens per minute (TPM)", "request too large", "per min"), // sample groq-413-request-too-large-for-tpm; aider#1880
 	// Daily windows, whatever the code says (P: §3.1, 3.2).
-	has(Wall, "tokens per day (TPD) exhausted", "(tpd)"),                                     // Groq (P: Groq)
-	has(Wall, "requests per day (RPD) exhausted", "(rpd)"),                                   // samples openai-429-rpd-short-drip, openai-429-rpd-long-wait
-	has(Wall, "tokens per day exhausted", "tokens per day"),                                  // sample cerebras-429-tpd-long-retry-after
-	has(Wall, "free models per day exhausted", "free-models-per-day"),                        // OpenRouter (P: OpenRouter)
-	has(Wall, "daily limit reached", "per day"),                                              // P: §3.1
-	has(Wall, "daily limit reached", "per-day"),                                              // idem
-	has(Wall, "daily limit reached", "daily limit"),                                          // idem
-	has(Wall, "daily limit reached", "daily quota"),                                          // idem
-	{re: lazyRegexp(`\blimit: 0\b`), kind: Wall, what: "no quota for this model (limit: 0)"}, // sample gemini-429-limit-zero
+	has(Wall, "tokens per day (TPD) exhausted", "(tpd)"),                                         // Groq (P: Groq)
+	has(Wall, "requests per day (RPD) exhausted", "(rpd)"),                                       // samples openai-429-rpd-short-drip, openai-429-rpd-long-wait
+	has(Wall, "tokens per day exhausted", "tokens per day"),                                      // sample cerebras-429-tpd-long-retry-after
+	has(Wall, "free models per day exhausted", "free-models-per-day"),                            // OpenRouter (P: OpenRouter)
+	has(Wall, "daily limit reached", "per day"),                                                  // P: §3.1
+	has(Wall, "daily limit reached", "per-day"),                                                  // idem
+	has(Wall, "daily limit reached", "daily limit"),                                              // idem
+	has(Wall, "daily limit reached", "daily quota"),                                              // idem
+	{re: lazyregexp.New(`\blimit: 0\b`), kind: Wall, what: "no quota for this model (limit: 0)"}, // sample gemini-429-limit-zero
 	// Billing and spend.
 	has(Wall, "credit balance too low", "credit balance is too low"),               // sample anthropic-400-credit-balance-too-low
 	has(Wall, "API usage limit reached", "specified api usage limits"),             // sample anthropic-400-user-spend-limit

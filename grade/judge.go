@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/detourhq/detour/internal/lazyregexp"
 )
 
 // judgeGrader asks an LLM route whether an answer meets a rubric.
@@ -38,7 +40,7 @@ func (g *judgeGrader) canonical() any { return *g }
 
 // verdictLine matches a judge's verdict line; the value is checked apart
 // so "VERDICT: MAYBE" is told from no verdict line at all.
-var verdictLine = lazyRegexp(`(?i)^[\s*#>_-]*verdict[\s*_]*[:：][\s*_]*([\p{L}]*)`)
+var verdictLine = lazyregexp.New(`(?i)^[\s*#>_-]*verdict[\s*_]*[:：][\s*_]*([\p{L}]*)`)
 
 func (g *judgeGrader) grade(ctx context.Context, env Env, t *Task, answer string) (Verdict, error) {
 	if env.Judge == nil {

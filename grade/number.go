@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/detourhq/detour/internal/lazyregexp"
 )
 
 // Number is a number found in an answer's text.
@@ -21,7 +23,7 @@ type Number struct {
 
 // numberRE matches an unsigned decimal number, with or without thousands
 // separators ("1,234.5"); the sign is read by hand.
-var numberRE = lazyRegexp(`[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?`)
+var numberRE = lazyregexp.New(`[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?`)
 
 // currency are the signs that may stand between a minus and the digits
 // ("-$3", "−¥300").

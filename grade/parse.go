@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/detourhq/detour/internal/lazyregexp"
 	"github.com/detourhq/detour/internal/yamlnode"
 )
 
@@ -43,7 +44,7 @@ func (e *Error) Error() string {
 }
 
 // taskID is the form of a task id.
-var taskID = lazyRegexp(`^[a-z0-9][a-z0-9._-]*$`)
+var taskID = lazyregexp.New(`^[a-z0-9][a-z0-9._-]*$`)
 
 // suiteFields and taskFields are the keys a suite and a task may have.
 var (
@@ -320,7 +321,7 @@ func (p *suiteParser) yamlError(err error, task, prefix, suffix string) *Error {
 
 // typeErrorRE matches the YAML library's message for a value of the
 // wrong type.
-var typeErrorRE = lazyRegexp(`cannot unmarshal (\S+) into Go (?:struct field (\S+) |value )of type (\S+)`)
+var typeErrorRE = lazyregexp.New(`cannot unmarshal (\S+) into Go (?:struct field (\S+) |value )of type (\S+)`)
 
 // typeNames says in words what a Go type holds.
 var typeNames = map[string]string{

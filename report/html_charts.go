@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/go-analyze/charts"
+
+	"github.com/detourhq/detour/internal/lazyregexp"
 )
 
 // Sizes of the charts, in SVG user units (the page scales them to its width).
@@ -565,8 +565,10 @@ func (s *barSpec) render(title string) (template.HTML, string) {
 
 // svgOpenTag and viewBoxAttr read a chart's opening tag; compiled on first
 // use, as the page's template is parsed.
-var svgOpenTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*<svg\b[^>]*>`) })
-var viewBoxAttr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`viewBox="([0-9. ]+)"`) })
+var (
+	svgOpenTag  = lazyregexp.New(`^\s*<svg\b[^>]*>`)
+	viewBoxAttr = lazyregexp.New(`viewBox="([0-9. ]+)"`)
+)
 
 // inlineSVG returns the library's SVG document as an element for the page:
 // its root tag rewritten without namespace declarations (HTML needs none)
