@@ -196,6 +196,16 @@ type stopDetails struct {
 	Explanation string `json:"explanation"`
 }
 
+// clone returns d with strings of its own, for a stream that keeps it
+// past the event it came in (a raw stream's events borrow the reader's
+// buffer); nil stays nil.
+func (d *stopDetails) clone() *stopDetails {
+	if d == nil {
+		return nil
+	}
+	return &stopDetails{Type: strings.Clone(d.Type), Category: strings.Clone(d.Category), Explanation: strings.Clone(d.Explanation)}
+}
+
 // message is the ProviderError message of a refusal.
 func (d *stopDetails) message() string {
 	msg := "the model refused to answer"

@@ -220,7 +220,7 @@ func (s *stream) apply(typ string, e *streamEvent) (c llm.Chunk, ok bool) {
 		if e.Message == nil {
 			return c, false
 		}
-		s.id, s.model = s.own(e.Message.ID), s.own(e.Message.Model)
+		s.id, s.model = strings.Clone(e.Message.ID), strings.Clone(e.Message.Model)
 		s.usage.add(e.Message.Usage)
 		return llm.Chunk{Role: llm.RoleAssistant}, true
 	case "content_block_start":
@@ -274,26 +274,13 @@ func (s *stream) apply(typ string, e *streamEvent) (c llm.Chunk, ok bool) {
 	case "message_delta":
 		s.usage.add(e.Usage)
 		if e.Delta != nil && e.Delta.StopReason != "" {
-			s.stopReason, s.stopDetails = s.own(e.Delta.StopReason), s.ownDetails(e.Delta.StopDetails)
+			s.stopReason, s.stopDetails = strings.Clone(e.Delta.StopReason), e.Delta.StopDetails.clone()
 			c.FinishReason = finishReason(s.stopReason)
 		}
 		c.Usage = s.usage.canonical()
 		return c, c.FinishReason != "" || c.Usage != nil
 	}
 	return c, false
-}
-
-// own returns v as the stream keeps it past the event it came in: a copy,
-// as a raw stream's events borrow the reader's buffer (and another's
-// strings would keep their whole event).
-func (s *stream) own(v string) string { return strings.Clone(v) }
-
-// ownDetails is own for a refusal's stop_details.
-func (s *stream) ownDetails(d *stopDetails) *stopDetails {
-	if d == nil {
-		return nil
-	}
-	return &stopDetails{Type: s.own(d.Type), Category: s.own(d.Category), Explanation: s.own(d.Explanation)}
 }
 
 // eventName returns typ as a string of its own: the constant of a known
