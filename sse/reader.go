@@ -216,22 +216,21 @@ func (r *Reader) fill() error {
 		r.srcErr = nil
 		return err
 	}
-	var into []byte
-	if !r.trickle || len(carry) > waitBufSize/2 || r.read != nil && len(r.line) > 0 {
-		// A burst, a long start of a line, or the middle of a long line:
-		// read with the large buffer.
+	// A burst, a long start of a line, or the middle of a long line: read
+	// with the large buffer; else with the small one, giving the large one
+	// back once the carry left it.
+	large := !r.trickle || len(carry) > waitBufSize/2 || r.read != nil && len(r.line) > 0
+	into := r.wait[:]
+	if large {
 		if r.read == nil {
 			r.read = getRead()
 		}
 		into = *r.read
-		copy(into, carry)
-	} else {
-		into = r.wait[:]
-		copy(into, carry)
-		if r.read != nil {
-			putRead(r.read)
-			r.read = nil
-		}
+	}
+	copy(into, carry)
+	if !large && r.read != nil {
+		putRead(r.read)
+		r.read = nil
 	}
 	r.rd, r.wr = 0, len(carry)
 	room := into[len(carry):]

@@ -2,7 +2,6 @@ package sse
 
 import (
 	"errors"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -64,11 +63,10 @@ func FuzzReadyMeansNoWait(f *testing.F) {
 	})
 }
 
-// gatedReader hands out a piece per read (what a read cannot take stays
-// for the next), each after a signal on next,
-// and says on entered that a read is waiting.
+// gatedReader is a listReader whose every read waits for a signal on
+// next, and says on entered that a read is waiting.
 type gatedReader struct {
-	pieces  []string
+	listReader
 	entered chan struct{}
 	next    chan struct{}
 }
@@ -76,14 +74,7 @@ type gatedReader struct {
 func (g *gatedReader) Read(p []byte) (int, error) {
 	g.entered <- struct{}{}
 	<-g.next
-	if len(g.pieces) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, g.pieces[0])
-	if g.pieces[0] = g.pieces[0][n:]; g.pieces[0] == "" {
-		g.pieces = g.pieces[1:]
-	}
-	return n, nil
+	return g.listReader.Read(p)
 }
 
 // A reader whose source sends an event at a time holds no read buffer
@@ -149,7 +140,7 @@ func TestReader_TrickleTakesNoReadBuffer(t *testing.T) {
 // reads its next event and returns, for each read the reader waited on,
 // whether it held its read buffer during it.
 func gatedWaits(t *testing.T, pieces ...string) (*Reader, func() []bool) {
-	g := &gatedReader{pieces: pieces, entered: make(chan struct{}), next: make(chan struct{})}
+	g := &gatedReader{listReader: listReader{pieces: pieces}, entered: make(chan struct{}), next: make(chan struct{})}
 	r := NewReader(g)
 	t.Cleanup(r.Release)
 	return r, func() []bool {

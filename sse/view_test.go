@@ -79,7 +79,8 @@ func TestReader_ViewOutlivesTheNextRead(t *testing.T) {
 	}
 }
 
-// listReader returns its pieces one a read.
+// listReader hands out a piece per read; what a read cannot take stays
+// for the next.
 type listReader struct{ pieces []string }
 
 func (l *listReader) Read(p []byte) (int, error) {
