@@ -4,28 +4,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// repeatReader yields prefix once, then ev for ever.
-type repeatReader struct {
-	prefix, ev string
-	off        int
-	started    bool
-}
-
-func (r *repeatReader) Read(p []byte) (int, error) {
-	if !r.started {
-		r.started = true
-		return copy(p, r.prefix), nil
-	}
-	n := 0
-	for n < len(p) {
-		m := copy(p[n:], r.ev[r.off:])
-		n += m
-		r.off = (r.off + m) % len(r.ev)
-	}
-	return n, nil
-}
 
 const (
 	startEvents = "event: message_start\n" +
@@ -90,7 +71,7 @@ func TestStream_RawChunksBorrowOnlyWhatTheyMay(t *testing.T) {
 // A raw stream, the gateway's same-dialect pass-through, makes no garbage
 // per event: thousands of slow streams then cost no garbage collections.
 func TestStream_RawMakesNoGarbagePerEvent(t *testing.T) {
-	s := newStream(io.NopCloser(&repeatReader{prefix: startEvents, ev: deltaEvent}), nil, "")
+	s := newStream(wiretest.Repeat(startEvents, deltaEvent), nil, "")
 	s.raw = true
 	for range 2 {
 		if _, err := s.Next(); err != nil {

@@ -4,28 +4,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/detourhq/detour/wire/internal/wiretest"
 )
-
-// repeatReader yields prefix once, then ev for ever.
-type repeatReader struct {
-	prefix, ev string
-	off        int
-	started    bool
-}
-
-func (r *repeatReader) Read(p []byte) (int, error) {
-	if !r.started {
-		r.started = true
-		return copy(p, r.prefix), nil
-	}
-	n := 0
-	for n < len(p) {
-		m := copy(p[n:], r.ev[r.off:])
-		n += m
-		r.off = (r.off + m) % len(r.ev)
-	}
-	return n, nil
-}
 
 const (
 	roleEvent    = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4.1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
@@ -69,7 +50,7 @@ func TestStream_RawChunksBorrowOnlyWhatTheyMay(t *testing.T) {
 // A raw stream, the gateway's same-dialect pass-through, makes no garbage
 // per event: thousands of slow streams then cost no garbage collections.
 func TestStream_RawMakesNoGarbagePerEvent(t *testing.T) {
-	s := newStream(io.NopCloser(&repeatReader{prefix: roleEvent, ev: contentEvent}), nil, "")
+	s := newStream(wiretest.Repeat(roleEvent, contentEvent), nil, "")
 	s.raw = true
 	if _, err := s.Next(); err != nil {
 		t.Fatal(err)

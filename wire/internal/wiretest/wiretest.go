@@ -173,3 +173,29 @@ func Golden(t testing.TB, name string, got []byte) {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
+
+// Repeat returns a body that yields prefix once, then ev for ever: a
+// stream that never ends, for measuring what each event costs.
+func Repeat(prefix, ev string) io.ReadCloser {
+	return io.NopCloser(&repeatReader{prefix: prefix, ev: ev})
+}
+
+type repeatReader struct {
+	prefix, ev string
+	off        int
+	started    bool
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if !r.started {
+		r.started = true
+		return copy(p, r.prefix), nil
+	}
+	n := 0
+	for n < len(p) {
+		m := copy(p[n:], r.ev[r.off:])
+		n += m
+		r.off = (r.off + m) % len(r.ev)
+	}
+	return n, nil
+}
