@@ -166,6 +166,10 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{src: r}
 }
 
+// Init readies r, a zero Reader (one embedded by value in a struct of the
+// caller's), to read src: new(Reader) after Init(src) is NewReader(src).
+func (r *Reader) Init(src io.Reader) { r.src = src }
+
 // unread returns the input read and not yet consumed.
 func (r *Reader) unread() []byte {
 	if r.released {

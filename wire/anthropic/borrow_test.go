@@ -88,3 +88,14 @@ func TestStream_RawMakesNoGarbagePerEvent(t *testing.T) {
 		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
 	}
 }
+
+// A stream is one allocation, its map of content blocks and the hook that
+// gives its buffer back: the stream, its exchange.Stream and its
+// sse.Reader share their memory (see the OpenAI adapter's test).
+func TestNewStream_IsOneAllocation(t *testing.T) {
+	body := wiretest.Repeat(startEvents, deltaEvent)
+	allocs := testing.AllocsPerRun(100, func() { newStream(body, nil, "") })
+	if allocs > 3 {
+		t.Errorf("%.0f allocations to open a stream, want 3 (the stream, its blocks, its OnEnd)", allocs)
+	}
+}

@@ -106,11 +106,11 @@ func DecodeStream(resp *http.Response) (llm.Stream, error) {
 	return decoder.DecodeStream(resp, "")
 }
 
-// stream decodes the events of an SSE body; the embedded *exchange.Stream
-// makes it an llm.Stream.
+// stream decodes the events of an SSE body; the embedded exchange.Stream
+// makes it an llm.Stream (see exchange.Stream.Init for why by value).
 type stream struct {
-	*exchange.Stream
-	r      *sse.Reader
+	exchange.Stream
+	r      sse.Reader
 	header http.Header
 
 	id, model   string
@@ -131,8 +131,9 @@ type stream struct {
 // newStream returns the stream of body; key, when set, is redacted from
 // its errors.
 func newStream(body io.ReadCloser, header http.Header, key string) *stream {
-	s := &stream{r: sse.NewReader(body), header: header, blocks: map[int]*blockState{}}
-	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	s := &stream{header: header, blocks: map[int]*blockState{}}
+	s.r.Init(body)
+	s.Init(dialect, body, key, s)
 	s.OnEnd = s.r.Release
 	return s
 }
@@ -150,12 +151,12 @@ func (s *stream) Ready() bool {
 	return s.endBuffered
 }
 
-// next decodes the next chunk for the embedded Stream; see DecodeStream.
+// NextChunk decodes the next chunk for the embedded Stream; see DecodeStream.
 // For a request sent raw the chunk borrows the reader's buffer (see
 // llm.Chunk): its Raw, Content and tool call fragments hold until the next
 // call, and a long stream makes no garbage per event; what the stream
 // keeps across events (id, model, stop reason) is copied.
-func (s *stream) next() (llm.Chunk, error) {
+func (s *stream) NextChunk() (llm.Chunk, error) {
 	for {
 		ev, err := s.r.NextView()
 		if err != nil {

@@ -18,8 +18,9 @@ var ErrStreamClosed = errors.New("stream closed")
 // Stream is the lifecycle of a stream over a response body, the part of
 // an adapter's llm.Stream that knows no dialect: a sticky end, the key
 // kept out of errors, and a Close that is idempotent and may come from
-// another goroutine. An adapter's stream type embeds a *Stream made by
-// NewStream and hands it the function that decodes the next chunk.
+// another goroutine. An adapter's stream type embeds a Stream, readied by
+// Init, and is its ChunkSource (or embeds a *Stream made by NewStream and
+// hands it the function that decodes the next chunk).
 //
 // Next is not safe for concurrent use; Close is safe to call at any time,
 // from any goroutine, and aborts a Next blocked reading the body.
@@ -29,12 +30,12 @@ type Stream struct {
 	// there (sse.Reader.Release). Set it before the first Next.
 	OnEnd func()
 
-	name   string
-	body   io.Closer
-	key    string
-	decode func() (llm.Chunk, error)
-	rl     *llm.RateLimit // set by the Decoder before the stream is returned
-	err    error          // sticky: io.EOF after the end, or the error that ended it
+	name string
+	body io.Closer
+	key  string
+	src  ChunkSource
+	rl   *llm.RateLimit // set by the Decoder before the stream is returned
+	err  error          // sticky: io.EOF after the end, or the error that ended it
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -47,8 +48,33 @@ type Stream struct {
 // io.EOF at the stream's complete end, or the error that ended it; it is
 // not called again once it returned an error.
 func NewStream(name string, body io.Closer, key string, decode func() (llm.Chunk, error)) *Stream {
-	return &Stream{name: name, body: body, key: key, decode: decode}
+	return &Stream{name: name, body: body, key: key, src: decodeFunc(decode)}
 }
+
+// ChunkSource decodes the chunks of a Stream: the adapter's stream type
+// that embeds it (see Init).
+type ChunkSource interface {
+	// NextChunk returns the next chunk, io.EOF at the stream's complete
+	// end, or the error that ended it. It is not called again once it
+	// returned an error.
+	NextChunk() (llm.Chunk, error)
+}
+
+// Init readies s, a zero Stream embedded by value in src, an adapter's
+// stream type, to read the chunks src decodes from body; name and key are
+// NewStream's. Embedded so, the two (and the sse.Reader src embeds in
+// turn) are one allocation: the memory a stream touches at each chunk is
+// in one place, not scattered over the heap where thousands of streams
+// each bring their own pages back into the CPU's caches.
+func (s *Stream) Init(name string, body io.Closer, key string, src ChunkSource) {
+	s.name, s.body, s.key, s.src = name, body, key, src
+}
+
+// decodeFunc is the ChunkSource of a Stream made by NewStream.
+type decodeFunc func() (llm.Chunk, error)
+
+// NextChunk calls f.
+func (f decodeFunc) NextChunk() (llm.Chunk, error) { return f() }
 
 // Next returns the next chunk. Once the stream has ended it returns the
 // same error on every later call: io.EOF after the complete end, or the
@@ -61,7 +87,7 @@ func (s *Stream) Next() (llm.Chunk, error) {
 	if s.err != nil {
 		return llm.Chunk{}, s.err
 	}
-	c, err := s.decode()
+	c, err := s.src.NextChunk()
 	if err != nil {
 		s.err = Redact(err, s.key)
 		if end := s.OnEnd; end != nil {

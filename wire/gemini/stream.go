@@ -64,11 +64,12 @@ func DecodeStream(resp *http.Response) (llm.Stream, error) {
 	return decoder.DecodeStream(resp, "")
 }
 
-// stream decodes the chunks of an SSE body; the embedded *exchange.Stream
-// makes it an llm.Stream.
+// stream decodes the chunks of an SSE body; the embedded exchange.Stream
+// makes it an llm.Stream (see exchange.Stream.Init for why by value).
 type stream struct {
-	*exchange.Stream
-	r         *sse.Reader
+	exchange.Stream
+	r         sse.Reader
+	lines     jsonLines // r's source
 	header    http.Header
 	started   bool // the first chunk (with Role) was returned
 	sawFinish bool
@@ -82,14 +83,15 @@ type stream struct {
 // newStream returns the stream of body; key, when set, is redacted from
 // its errors.
 func newStream(body io.ReadCloser, header http.Header, key string) *stream {
-	s := &stream{r: sse.NewReader(&jsonLines{r: body, lineStart: true}), header: header}
-	s.Stream = exchange.NewStream(dialect, body, key, s.next)
+	s := &stream{header: header, lines: jsonLines{r: body, lineStart: true}}
+	s.r.Init(&s.lines)
+	s.Init(dialect, body, key, s)
 	s.OnEnd = s.r.Release
 	return s
 }
 
-// next decodes the next chunk for the embedded Stream; see DecodeStream.
-func (s *stream) next() (llm.Chunk, error) {
+// NextChunk decodes the next chunk for the embedded Stream; see DecodeStream.
+func (s *stream) NextChunk() (llm.Chunk, error) {
 	for {
 		ev, err := s.r.Next()
 		if err != nil {

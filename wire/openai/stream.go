@@ -91,11 +91,11 @@ func DecodeStream(resp *http.Response) (llm.Stream, error) {
 	return decoder.DecodeStream(resp, "")
 }
 
-// stream decodes the chunks of an SSE body; the embedded *exchange.Stream
-// makes it an llm.Stream.
+// stream decodes the chunks of an SSE body; the embedded exchange.Stream
+// makes it an llm.Stream (see exchange.Stream.Init for why by value).
 type stream struct {
-	*exchange.Stream
-	r         *sse.Reader
+	exchange.Stream
+	r         sse.Reader
 	header    http.Header
 	sawFinish bool
 	// raw is set for a request sent raw: every chunk keeps its data.
@@ -120,8 +120,9 @@ var statePool = sync.Pool{New: func() any { return new(chunkState) }}
 // newStream returns the stream of body; key, when set, is redacted from
 // its errors.
 func newStream(body io.ReadCloser, header http.Header, key string) *stream {
-	s := &stream{r: sse.NewReader(body), header: header}
-	s.Stream = exchange.NewStream(dialect, body, key, s.decode)
+	s := &stream{header: header}
+	s.r.Init(body)
+	s.Init(dialect, body, key, s)
 	s.OnEnd = s.r.Release
 	return s
 }
@@ -130,11 +131,11 @@ func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 // so that Next returns without reading the body; see llm.Readier.
 func (s *stream) Ready() bool { return s.r.Ready() }
 
-// decode reads events up to the next chunk. For a request sent raw the
+// NextChunk reads events up to the next chunk, for the embedded Stream. For a request sent raw the
 // chunk borrows the reader's buffer (see llm.Chunk): its Raw, Content and
 // tool call fragments hold until the next call, and a long stream makes
 // no garbage per event; ID and Model are kept as strings of their own.
-func (s *stream) decode() (llm.Chunk, error) {
+func (s *stream) NextChunk() (llm.Chunk, error) {
 	for {
 		ev, err := s.r.NextView()
 		if err != nil {
