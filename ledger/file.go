@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -23,8 +21,7 @@ type File struct {
 	mu     sync.Mutex // guards everything below and serialises Write
 	f      *os.File
 	rc     syscall.RawConn // f's descriptor, for flock
-	buf    bytes.Buffer    // one line, reused
-	enc    *json.Encoder   // writes into buf
+	line   []byte          // one line, reused
 	closed bool
 }
 
@@ -40,10 +37,7 @@ func OpenFile(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
-	l := &File{path: path, f: f, rc: rc}
-	l.enc = json.NewEncoder(&l.buf)
-	l.enc.SetEscapeHTML(false)
-	return l, nil
+	return &File{path: path, f: f, rc: rc}, nil
 }
 
 // Path returns the file's path.
@@ -56,9 +50,12 @@ func (l *File) Write(r Record) error {
 	if l.closed {
 		return fmt.Errorf("ledger: %s: %w", l.path, os.ErrClosed)
 	}
-	l.buf.Reset()
-	if err := l.enc.Encode(r.wire()); err != nil { // Encode ends the line with '\n'
+	line, err := appendLine(l.line[:0], &r)
+	if err != nil {
 		return fmt.Errorf("ledger: encode record: %w", err)
+	}
+	if cap(line) <= 64<<10 { // a line of a freak size is not kept
+		l.line = line
 	}
 	if err := lockFile(l.rc); err != nil {
 		return fmt.Errorf("ledger: lock %s: %w", l.path, err)
@@ -66,7 +63,7 @@ func (l *File) Write(r Record) error {
 	// One write: with O_APPEND the kernel puts it at the end of the file;
 	// the lock keeps other processes out should it come back short and
 	// os.File continue it.
-	_, werr := l.f.Write(l.buf.Bytes())
+	_, werr := l.f.Write(line)
 	uerr := unlockFile(l.rc)
 	if werr != nil {
 		return fmt.Errorf("ledger: %w", werr)

@@ -67,6 +67,19 @@ func String(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// Strings appends list as a JSON array of strings (an empty array for an
+// empty or nil list).
+func Strings(b []byte, list []string) []byte {
+	b = append(b, '[')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = String(b, s)
+	}
+	return append(b, ']')
+}
+
 // Int appends n.
 func Int(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
 

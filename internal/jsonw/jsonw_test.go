@@ -19,7 +19,7 @@ func marshal(t *testing.T, v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// FuzzMatchesEncodingJSON holds String, Float and Raw to encoding/json's
+// FuzzMatchesEncodingJSON holds String, Strings, Float and Raw to encoding/json's
 // bytes for the same values.
 func FuzzMatchesEncodingJSON(f *testing.F) {
 	for _, s := range []string{"", "plain", "q\"b\\s/", "\b\f\n\r\t\x00\x1f\x7f", "<>&", "\u2028\u2029é", "\xff\xfe", "日本"} {
@@ -33,6 +33,10 @@ func FuzzMatchesEncodingJSON(f *testing.F) {
 		want, _ := marshal(t, s)
 		if got := String(nil, s); !bytes.Equal(got, want) {
 			t.Fatalf("String(%q) = %s, encoding/json %s", s, got, want)
+		}
+		list := []string{s, "", s + "x"}[:len(s)%4%3] // empty, one or two
+		if want, _ := marshal(t, list); !bytes.Equal(Strings(nil, list), want) {
+			t.Fatalf("Strings(%q) = %s, encoding/json %s", list, Strings(nil, list), want)
 		}
 		want, werr := marshal(t, fl)
 		got, gerr := Float(nil, fl)

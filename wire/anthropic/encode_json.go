@@ -64,14 +64,8 @@ func (r *messagesRequest) appendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	if len(r.StopSequences) > 0 {
-		b = append(b, `,"stop_sequences":[`...)
-		for i, s := range r.StopSequences {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.String(b, s)
-		}
-		b = append(b, ']')
+		b = append(b, `,"stop_sequences":`...)
+		b = jsonw.Strings(b, r.StopSequences)
 	}
 	for _, f := range []struct {
 		name string

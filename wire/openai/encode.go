@@ -103,14 +103,8 @@ func EncodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 		}
 	}
 	if len(req.Stop) > 0 {
-		b = append(b, `,"stop":[`...)
-		for i, s := range req.Stop {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.String(b, s)
-		}
-		b = append(b, ']')
+		b = append(b, `,"stop":`...)
+		b = jsonw.Strings(b, req.Stop)
 	}
 	if len(req.ResponseFormat) > 0 {
 		b = append(b, `,"response_format":`...)

@@ -1,0 +1,87 @@
+package ledger
+
+import (
+	"github.com/detourhq/detour/internal/jsonw"
+)
+
+// appendLine appends r as a File writes it: the JSON that encoding/json's
+// Encoder writes for r with HTML escaping off, and its newline. Written
+// by hand because every request writes at least one: through reflection
+// it cost several microseconds and two allocations a line.
+// FuzzAppendLineMatchesEncoder holds it to encoding/json.
+func appendLine(b []byte, r *Record) ([]byte, error) {
+	b = append(b, `{"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, TimeLayout)
+	b = append(b, `","request_id":`...)
+	b = jsonw.String(b, r.RequestID)
+	b = append(b, `,"route":`...)
+	b = jsonw.String(b, r.Route)
+	b = append(b, `,"provider":`...)
+	b = jsonw.String(b, r.Provider)
+	b = append(b, `,"model":`...)
+	b = jsonw.String(b, r.Model)
+	b = append(b, `,"hop":`...)
+	b = jsonw.Int(b, r.Hop)
+	b = append(b, `,"attempt":`...)
+	b = jsonw.Int(b, r.Attempt)
+	if r.Failover {
+		b = append(b, `,"failover":true`...)
+	} else {
+		b = append(b, `,"failover":false`...)
+	}
+	b = append(b, `,"status":`...)
+	b = jsonw.String(b, r.Status)
+	b = append(b, `,"kind":`...)
+	b = jsonw.String(b, r.Kind)
+	if r.Scope != "" {
+		b = append(b, `,"scope":`...)
+		b = jsonw.String(b, r.Scope)
+	}
+	b = append(b, `,"action":`...)
+	b = jsonw.String(b, r.Action)
+	if r.Phase != "" {
+		b = append(b, `,"phase":`...)
+		b = jsonw.String(b, r.Phase)
+	}
+	b = append(b, `,"tokens_in":`...)
+	b = jsonw.Int(b, r.TokensIn)
+	b = append(b, `,"tokens_out":`...)
+	b = jsonw.Int(b, r.TokensOut)
+	if r.TokensCacheRead != 0 {
+		b = append(b, `,"tokens_cache_read":`...)
+		b = jsonw.Int(b, r.TokensCacheRead)
+	}
+	if r.TokensCacheWrite != 0 {
+		b = append(b, `,"tokens_cache_write":`...)
+		b = jsonw.Int(b, r.TokensCacheWrite)
+	}
+	var err error
+	b = append(b, `,"seconds":`...)
+	if b, err = jsonw.Float(b, r.Seconds); err != nil {
+		return b, err
+	}
+	b = append(b, `,"wait_seconds":`...)
+	if b, err = jsonw.Float(b, r.WaitSeconds); err != nil {
+		return b, err
+	}
+	if r.RetryAfterS != 0 {
+		b = append(b, `,"retry_after_s":`...)
+		if b, err = jsonw.Float(b, r.RetryAfterS); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, `,"cost":`...)
+	if b, err = jsonw.Float(b, r.Cost); err != nil {
+		return b, err
+	}
+	b = append(b, `,"reason":`...)
+	b = jsonw.String(b, r.Reason)
+	if len(r.Dropped) > 0 {
+		b = append(b, `,"dropped":`...)
+		b = jsonw.Strings(b, r.Dropped)
+	}
+	if r.Degraded {
+		b = append(b, `,"degraded":true`...)
+	}
+	return append(b, "}\n"...), nil
+}
