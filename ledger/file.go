@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 )
 
 // File is a Sink appending JSON lines to a file. Several processes (an `ask`
@@ -20,8 +19,8 @@ type File struct {
 
 	mu     sync.Mutex // guards everything below and serialises Write
 	f      *os.File
-	rc     syscall.RawConn // f's descriptor, for flock
-	line   []byte          // one line, reused
+	flock  *fileLock // on f's descriptor
+	line   []byte    // one line, reused
 	closed bool
 }
 
@@ -37,7 +36,7 @@ func OpenFile(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
-	return &File{path: path, f: f, rc: rc}, nil
+	return &File{path: path, f: f, flock: newFileLock(rc)}, nil
 }
 
 // Path returns the file's path.
@@ -57,14 +56,14 @@ func (l *File) Write(r Record) error {
 	if cap(line) <= 64<<10 { // a line of a freak size is not kept
 		l.line = line
 	}
-	if err := lockFile(l.rc); err != nil {
+	if err := l.flock.lock(); err != nil {
 		return fmt.Errorf("ledger: lock %s: %w", l.path, err)
 	}
 	// One write: with O_APPEND the kernel puts it at the end of the file;
 	// the lock keeps other processes out should it come back short and
 	// os.File continue it.
 	_, werr := l.f.Write(line)
-	uerr := unlockFile(l.rc)
+	uerr := l.flock.release()
 	if werr != nil {
 		return fmt.Errorf("ledger: %w", werr)
 	}

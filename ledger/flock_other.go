@@ -4,10 +4,12 @@ package ledger
 
 import "syscall"
 
-// lockFile does nothing on this system: lines from one process stay whole
-// (File's mutex), but processes appending to one file at once may interleave
-// long lines.
-func lockFile(syscall.RawConn) error { return nil }
+// fileLock does nothing on this system: lines from one process stay whole
+// (File's mutex), but processes appending to one file at once may
+// interleave long lines.
+type fileLock struct{}
 
-// unlockFile does nothing on this system.
-func unlockFile(syscall.RawConn) error { return nil }
+func newFileLock(syscall.RawConn) *fileLock { return &fileLock{} }
+
+func (*fileLock) lock() error    { return nil }
+func (*fileLock) release() error { return nil }

@@ -4,26 +4,47 @@ package ledger
 
 import "syscall"
 
-// lockFile takes an exclusive flock on rc's descriptor, waiting for it. The
-// lock belongs to the open file description, so it also excludes other File
-// values of this process opened on the same path.
-func lockFile(rc syscall.RawConn) error { return flock(rc, syscall.LOCK_EX) }
+// fileLock takes and releases an exclusive flock on a descriptor through
+// its syscall.RawConn. The lock belongs to the open file description, so
+// it also excludes other File values of this process opened on the same
+// path. Its Control functions are made once, at newFileLock: a lock and
+// an unlock for every ledger line allocate nothing.
+type fileLock struct {
+	rc      syscall.RawConn
+	how     int
+	err     error
+	control func(fd uintptr)
+}
 
-// unlockFile releases lockFile's lock.
-func unlockFile(rc syscall.RawConn) error { return flock(rc, syscall.LOCK_UN) }
+// newFileLock returns the lock of rc's descriptor.
+func newFileLock(rc syscall.RawConn) *fileLock {
+	k := &fileLock{rc: rc}
+	k.control = k.flock
+	return k
+}
 
-func flock(rc syscall.RawConn, how int) error {
-	var err error
-	cerr := rc.Control(func(fd uintptr) {
-		for {
-			err = syscall.Flock(int(fd), how)
-			if err != syscall.EINTR {
-				return
-			}
-		}
-	})
-	if cerr != nil {
-		return cerr
+// lock takes the lock, waiting for it.
+func (k *fileLock) lock() error { return k.do(syscall.LOCK_EX) }
+
+// release releases the lock.
+func (k *fileLock) release() error { return k.do(syscall.LOCK_UN) }
+
+// do runs flock(how) on the descriptor. Not safe for concurrent use: the
+// File's mutex is held.
+func (k *fileLock) do(how int) error {
+	k.how, k.err = how, nil
+	if err := k.rc.Control(k.control); err != nil {
+		return err
 	}
-	return err
+	return k.err
+}
+
+// flock is k's Control function.
+func (k *fileLock) flock(fd uintptr) {
+	for {
+		k.err = syscall.Flock(int(fd), k.how)
+		if k.err != syscall.EINTR {
+			return
+		}
+	}
 }

@@ -79,3 +79,24 @@ func FuzzAppendLineMatchesEncoder(f *testing.F) {
 		}
 	})
 }
+
+// Writing a line allocates nothing once the File's buffer has grown: no
+// encoder state, no closures for the flock.
+func TestFile_WriteAllocatesNothing(t *testing.T) {
+	l, err := OpenFile(t.TempDir() + "/ledger.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r := lineCases()[1]
+	if err := l.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := l.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%.0f allocations a line, want 0", n)
+	}
+}
