@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -93,11 +94,14 @@ func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 // NextChunk decodes the next chunk for the embedded Stream; see DecodeStream.
 func (s *stream) NextChunk() (llm.Chunk, error) {
 	for {
-		ev, err := s.r.Next()
+		// The event's data is a view of the reader's buffer, valid until
+		// the next read: what outlives it is copied (json.Unmarshal's
+		// strings, KeepBody, the raw chunk's string).
+		ev, err := s.r.NextView()
 		if err != nil {
 			return llm.Chunk{}, s.endError(err)
 		}
-		data := []byte(strings.TrimSpace(ev.Data))
+		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 || string(data) == "[DONE]" {
 			continue
 		}
