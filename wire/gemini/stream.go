@@ -79,6 +79,19 @@ type stream struct {
 	// raw keeps each event's data in its chunk (Chunk.Raw): the request
 	// was sent raw, and its client reads Gemini's own events.
 	raw bool
+	// id and model are the last chunk's, copies of their own (see own).
+	id, model string
+}
+
+// own returns v, a substring of an event the stream read, as a string of
+// its own: *last when v equals it (a stream names the same response id
+// and model version in every chunk), else a copy kept in *last, so that
+// what a caller keeps of a chunk does not hold its whole event.
+func own(last *string, v string) string {
+	if v != *last {
+		*last = strings.Clone(v)
+	}
+	return *last
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -95,8 +108,7 @@ func newStream(body io.ReadCloser, header http.Header, key string) *stream {
 func (s *stream) NextChunk() (llm.Chunk, error) {
 	for {
 		// The event's data is a view of the reader's buffer, valid until
-		// the next read: what outlives it is copied (json.Unmarshal's
-		// strings, KeepBody, the raw chunk's string).
+		// the next read: what outlives it is copied (text, KeepBody).
 		ev, err := s.r.NextView()
 		if err != nil {
 			return llm.Chunk{}, s.endError(err)
@@ -105,17 +117,23 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 		if len(data) == 0 || string(data) == "[DONE]" {
 			continue
 		}
+		// One copy of the event: the decoded strings are substrings of
+		// it, and a raw chunk's Raw is it.
+		text := string(data)
 		var r generateResponse
-		if err := json.Unmarshal(data, &r); err != nil {
-			if pe, ok := ParseStreamError(data); ok {
-				// The array form [{"error":{...}}].
-				pe.Header = s.header
-				return llm.Chunk{}, pe
+		if !parseResponseFast(text, &r) {
+			r = generateResponse{}
+			if err := json.Unmarshal(data, &r); err != nil {
+				if pe, ok := ParseStreamError(data); ok {
+					// The array form [{"error":{...}}].
+					pe.Header = s.header
+					return llm.Chunk{}, pe
+				}
+				if s.r.Incomplete() {
+					return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
+				}
+				return llm.Chunk{}, malformed(s.header, data, llm.PhaseStream, "stream chunk", err)
 			}
-			if s.r.Incomplete() {
-				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
-			}
-			return llm.Chunk{}, malformed(s.header, data, llm.PhaseStream, "stream chunk", err)
 		}
 		if ev.Event == "error" && !present(r.Error) {
 			return llm.Chunk{}, &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Header: s.header,
@@ -126,7 +144,7 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 		}
 		if c, ok := s.chunk(&r); ok || s.raw {
 			if s.raw {
-				c.Raw = string(data)
+				c.Raw = text
 				s.started = true
 			}
 			return c, nil
@@ -137,7 +155,7 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 // chunk turns one GenerateContentResponse into a Chunk; ok is false when
 // it carries nothing.
 func (s *stream) chunk(r *generateResponse) (llm.Chunk, bool) {
-	c := llm.Chunk{ID: r.ResponseID, Model: r.ModelVersion}
+	c := llm.Chunk{ID: own(&s.id, r.ResponseID), Model: own(&s.model, r.ModelVersion)}
 	if !s.started {
 		c.Role = llm.RoleAssistant
 	}
