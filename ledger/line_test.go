@@ -9,6 +9,20 @@ import (
 	"time"
 )
 
+// plainRecord is Record without its methods, so encoding it does not recurse.
+type plainRecord Record
+
+// wireRecord is a Record as File and MarshalJSON wrote it through
+// encoding/json before appendLine: its Time field shadows plainRecord's.
+type wireRecord struct {
+	Time string `json:"time"`
+	plainRecord
+}
+
+func (r Record) wire() *wireRecord {
+	return &wireRecord{r.Time.UTC().Format(TimeLayout), plainRecord(r)}
+}
+
 // encoderLine is what a File wrote through encoding/json before
 // appendLine: the Encoder's output for r.wire() with HTML escaping off.
 func encoderLine(r *Record) ([]byte, error) {
@@ -42,6 +56,13 @@ func TestAppendLine_MatchesEncoder(t *testing.T) {
 		want, werr := encoderLine(&r)
 		if err != nil || werr != nil || !bytes.Equal(got, want) {
 			t.Errorf("case %d:\n got %s (%v)\nwant %s (%v)", i, got, err, want, werr)
+		}
+		// json.Marshal of a Record (MarshalJSON, then encoding/json's
+		// HTML escaping) is what it was: json.Marshal of r.wire().
+		m, merr := json.Marshal(r)
+		old, oerr := json.Marshal(r.wire())
+		if merr != nil || oerr != nil || !bytes.Equal(m, old) {
+			t.Errorf("case %d: json.Marshal\n got %s (%v)\nwant %s (%v)", i, m, merr, old, oerr)
 		}
 	}
 	// NaN is no JSON: an error, as from the encoder, and no line written.

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/json"
 	"math"
 	"time"
 )
@@ -141,21 +140,15 @@ type Record struct {
 	Degraded bool `json:"degraded,omitempty"`
 }
 
-// MarshalJSON writes r with its time in TimeLayout, UTC. Unmarshalling needs
-// no help: time.Time reads that layout.
-func (r Record) MarshalJSON() ([]byte, error) { return json.Marshal(r.wire()) }
-
-// plainRecord is Record without its methods, so encoding it does not recurse.
-type plainRecord Record
-
-// wireRecord is a Record as written: its Time field shadows plainRecord's.
-type wireRecord struct {
-	Time string `json:"time"`
-	plainRecord
-}
-
-func (r Record) wire() *wireRecord {
-	return &wireRecord{r.Time.UTC().Format(TimeLayout), plainRecord(r)}
+// MarshalJSON writes r as a File writes its line (appendLine), without
+// the newline: its time in TimeLayout, UTC. Unmarshalling needs no help:
+// time.Time reads that layout.
+func (r Record) MarshalJSON() ([]byte, error) {
+	b, err := appendLine(nil, &r)
+	if err != nil {
+		return nil, err
+	}
+	return b[:len(b)-1], nil
 }
 
 // Seconds returns d in seconds, rounded to the millisecond, for Record's
