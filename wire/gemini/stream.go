@@ -79,19 +79,8 @@ type stream struct {
 	// raw keeps each event's data in its chunk (Chunk.Raw): the request
 	// was sent raw, and its client reads Gemini's own events.
 	raw bool
-	// id and model are the last chunk's, copies of their own (see own).
+	// id and model are the last chunk's, strings of their own (exchange.Own).
 	id, model string
-}
-
-// own returns v, a substring of an event the stream read, as a string of
-// its own: *last when v equals it (a stream names the same response id
-// and model version in every chunk), else a copy kept in *last, so that
-// what a caller keeps of a chunk does not hold its whole event.
-func own(last *string, v string) string {
-	if v != *last {
-		*last = strings.Clone(v)
-	}
-	return *last
 }
 
 // newStream returns the stream of body; key, when set, is redacted from
@@ -155,7 +144,7 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 // chunk turns one GenerateContentResponse into a Chunk; ok is false when
 // it carries nothing.
 func (s *stream) chunk(r *generateResponse) (llm.Chunk, bool) {
-	c := llm.Chunk{ID: own(&s.id, r.ResponseID), Model: own(&s.model, r.ModelVersion)}
+	c := llm.Chunk{ID: exchange.Own(&s.id, r.ResponseID), Model: exchange.Own(&s.model, r.ModelVersion)}
 	if !s.started {
 		c.Role = llm.RoleAssistant
 	}

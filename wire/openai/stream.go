@@ -100,7 +100,7 @@ type stream struct {
 	sawFinish bool
 	// raw is set for a request sent raw: every chunk keeps its data.
 	raw bool
-	// id and model are the last chunk's, reused while they repeat.
+	// id and model are the last chunk's, strings of their own (exchange.Own).
 	id, model string
 }
 
@@ -178,7 +178,7 @@ func (s *stream) chunk(isError bool, raw []byte) (llm.Chunk, error) {
 	if present(cc.Error) || cc.Object == "error" {
 		return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error frame in stream")
 	}
-	c := llm.Chunk{ID: s.own(&s.id, cc.ID), Model: s.own(&s.model, cc.Model), Usage: cc.Usage.canonical()}
+	c := llm.Chunk{ID: exchange.Own(&s.id, cc.ID), Model: exchange.Own(&s.model, cc.Model), Usage: cc.Usage.canonical()}
 	if s.raw {
 		c.Raw = data
 	}
@@ -199,20 +199,6 @@ func (s *stream) chunk(isError bool, raw []byte) (llm.Chunk, error) {
 		}
 	}
 	return c, nil
-}
-
-// own returns v as a string of its own: *last when v equals it (a stream
-// names the same id and model on every chunk), else a copy kept in *last.
-func (s *stream) own(last *string, v string) string {
-	if v == *last {
-		return *last
-	}
-	if !s.raw {
-		*last = v
-		return v
-	}
-	*last = strings.Clone(v)
-	return *last
 }
 
 // decode decodes one chunk's JSON as json.Unmarshal into a zero
