@@ -78,15 +78,7 @@ func TestStream_RawMakesNoGarbagePerEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	allocs := testing.AllocsPerRun(1000, func() {
-		c, err := s.Next()
-		if err != nil || c.Content != "word " {
-			t.Fatalf("Next = %+v, %v", c, err)
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
-	}
+	wiretest.NoGarbagePerEvent(t, s, "word ")
 }
 
 // A stream is one allocation, its map of content blocks and the hook that

@@ -55,15 +55,7 @@ func TestStream_RawMakesNoGarbagePerEvent(t *testing.T) {
 	if _, err := s.Next(); err != nil {
 		t.Fatal(err)
 	}
-	allocs := testing.AllocsPerRun(1000, func() {
-		c, err := s.Next()
-		if err != nil || c.Content != "word " {
-			t.Fatalf("Next = %+v, %v", c, err)
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
-	}
+	wiretest.NoGarbagePerEvent(t, s, "word ")
 }
 
 // A stream is one allocation and the hook that gives its buffer back: the

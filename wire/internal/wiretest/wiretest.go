@@ -199,3 +199,20 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// NoGarbagePerEvent fails t when reading the next chunks of s (a raw
+// stream over an endless body such as Repeat's, past its prefix) makes any
+// allocation, or a chunk's content is not content: thousands of slow
+// same-dialect streams then cost no garbage collections.
+func NoGarbagePerEvent(t testing.TB, s llm.Stream, content string) {
+	t.Helper()
+	allocs := testing.AllocsPerRun(1000, func() {
+		c, err := s.Next()
+		if err != nil || c.Content != content {
+			t.Fatalf("Next = %+v, %v", c, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
+	}
+}
