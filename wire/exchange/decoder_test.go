@@ -25,7 +25,7 @@ type lineStream struct {
 func newLineStream(body io.ReadCloser, _ http.Header, key string) *lineStream {
 	b, _ := io.ReadAll(body)
 	s := &lineStream{lines: strings.Split(strings.TrimSpace(string(b)), "\n"), key: key}
-	s.Stream = NewStream("test", body, key, s.next)
+	s.Stream = funcStream("test", body, key, s.next)
 	return s
 }
 

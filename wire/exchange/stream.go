@@ -19,8 +19,7 @@ var ErrStreamClosed = errors.New("stream closed")
 // an adapter's llm.Stream that knows no dialect: a sticky end, the key
 // kept out of errors, and a Close that is idempotent and may come from
 // another goroutine. An adapter's stream type embeds a Stream, readied by
-// Init, and is its ChunkSource (or embeds a *Stream made by NewStream and
-// hands it the function that decodes the next chunk).
+// Init, and is its ChunkSource.
 //
 // Next is not safe for concurrent use; Close is safe to call at any time,
 // from any goroutine, and aborts a Next blocked reading the body.
@@ -42,15 +41,6 @@ type Stream struct {
 	closeErr  error // the body's Close result; written once, under closeOnce
 }
 
-// NewStream returns the Stream of body, whose chunks decode reads. name
-// prefixes its errors ("openai: stream closed"); key, when set, is
-// redacted from every error Next returns. decode returns the next chunk,
-// io.EOF at the stream's complete end, or the error that ended it; it is
-// not called again once it returned an error.
-func NewStream(name string, body io.Closer, key string, decode func() (llm.Chunk, error)) *Stream {
-	return &Stream{name: name, body: body, key: key, src: decodeFunc(decode)}
-}
-
 // ChunkSource decodes the chunks of a Stream: the adapter's stream type
 // that embeds it (see Init).
 type ChunkSource interface {
@@ -61,20 +51,15 @@ type ChunkSource interface {
 }
 
 // Init readies s, a zero Stream embedded by value in src, an adapter's
-// stream type, to read the chunks src decodes from body; name and key are
-// NewStream's. Embedded so, the two (and the sse.Reader src embeds in
-// turn) are one allocation: the memory a stream touches at each chunk is
-// in one place, not scattered over the heap where thousands of streams
-// each bring their own pages back into the CPU's caches.
+// stream type, to read the chunks src decodes from body. name prefixes
+// its errors ("openai: stream closed"); key, when set, is redacted from
+// every error Next returns. Embedded so, the two (and the sse.Reader src
+// embeds in turn) are one allocation: the memory a stream touches at each
+// chunk is in one place, not scattered over the heap where thousands of
+// streams each bring their own pages back into the CPU's caches.
 func (s *Stream) Init(name string, body io.Closer, key string, src ChunkSource) {
 	s.name, s.body, s.key, s.src = name, body, key, src
 }
-
-// decodeFunc is the ChunkSource of a Stream made by NewStream.
-type decodeFunc func() (llm.Chunk, error)
-
-// NextChunk calls f.
-func (f decodeFunc) NextChunk() (llm.Chunk, error) { return f() }
 
 // Next returns the next chunk. Once the stream has ended it returns the
 // same error on every later call: io.EOF after the complete end, or the

@@ -17,7 +17,7 @@ func (c *closeCounter) Close() error { c.n++; return nil }
 
 func TestStream_EndIsStickyAndRedacted(t *testing.T) {
 	calls := 0
-	s := NewStream("x", &closeCounter{}, testKey, func() (llm.Chunk, error) {
+	s := funcStream("x", &closeCounter{}, testKey, func() (llm.Chunk, error) {
 		calls++
 		if calls == 1 {
 			return llm.Chunk{Content: "a"}, nil
@@ -38,7 +38,7 @@ func TestStream_EndIsStickyAndRedacted(t *testing.T) {
 
 func TestStream_CloseIsIdempotentAndStopsNext(t *testing.T) {
 	body := &closeCounter{}
-	s := NewStream("x", body, "", func() (llm.Chunk, error) { return llm.Chunk{}, nil })
+	s := funcStream("x", body, "", func() (llm.Chunk, error) { return llm.Chunk{}, nil })
 	for range 3 {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
@@ -54,7 +54,7 @@ func TestStream_CloseIsIdempotentAndStopsNext(t *testing.T) {
 }
 
 func TestStream_EndedStreamKeepsItsEndAfterClose(t *testing.T) {
-	s := NewStream("x", &closeCounter{}, "", func() (llm.Chunk, error) { return llm.Chunk{}, io.EOF })
+	s := funcStream("x", &closeCounter{}, "", func() (llm.Chunk, error) { return llm.Chunk{}, io.EOF })
 	if _, err := s.Next(); err != io.EOF {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestStream_CloseFromAnotherGoroutineUnblocksNext(t *testing.T) {
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pw.Close() })
 	var s *Stream
-	s = NewStream("x", pr, "", func() (llm.Chunk, error) {
+	s = funcStream("x", pr, "", func() (llm.Chunk, error) {
 		_, err := pr.Read(make([]byte, 1)) // blocks until Close
 		return llm.Chunk{}, s.Truncated(err)
 	})
@@ -86,7 +86,7 @@ func TestStream_CloseFromAnotherGoroutineUnblocksNext(t *testing.T) {
 }
 
 func TestStream_Truncated(t *testing.T) {
-	s := NewStream("x", &closeCounter{}, "", nil)
+	s := funcStream("x", &closeCounter{}, "", nil)
 	reset := errors.New("connection reset")
 	for _, tc := range []struct {
 		in, want error
@@ -108,7 +108,7 @@ func TestStream_Truncated(t *testing.T) {
 
 func TestStream_OnEndRunsOnceAtTheEnd(t *testing.T) {
 	n := 0
-	s := NewStream("x", io.NopCloser(nil), "", func() (llm.Chunk, error) {
+	s := funcStream("x", io.NopCloser(nil), "", func() (llm.Chunk, error) {
 		if n++; n == 1 {
 			return llm.Chunk{Content: "a"}, nil
 		}
@@ -127,4 +127,17 @@ func TestStream_OnEndRunsOnceAtTheEnd(t *testing.T) {
 	if ends != 1 {
 		t.Fatalf("OnEnd ran %d times, want once", ends)
 	}
+}
+
+// decodeFunc is a ChunkSource that calls itself.
+type decodeFunc func() (llm.Chunk, error)
+
+func (f decodeFunc) NextChunk() (llm.Chunk, error) { return f() }
+
+// funcStream returns a Stream of body whose chunks decode returns, readied
+// by Init as an adapter readies the one it embeds.
+func funcStream(name string, body io.Closer, key string, decode func() (llm.Chunk, error)) *Stream {
+	s := new(Stream)
+	s.Init(name, body, key, decodeFunc(decode))
+	return s
 }
