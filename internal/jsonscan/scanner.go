@@ -22,14 +22,10 @@ type Scanner struct {
 
 // WS skips white space.
 func (p *Scanner) WS() {
-	for p.I < len(p.S) {
-		switch p.S[p.I] {
-		case ' ', '\t', '\n', '\r':
-			p.I++
-		default:
-			return
-		}
+	if p.I < len(p.S) && p.S[p.I] > ' ' {
+		return // the common case, kept inline: no white space
 	}
+	p.ws()
 }
 
 // End reports whether only white space is left.
@@ -105,7 +101,7 @@ func (p *Scanner) Key() (string, bool) {
 	if p.I >= len(p.S) || p.S[p.I] != '"' {
 		return "", false
 	}
-	for j := p.I + 1; j < len(p.S); j++ {
+	for j := plainRun(p.S, p.I+1); j < len(p.S); j = plainRun(p.S, j+1) {
 		switch c := p.S[j]; {
 		case c == '"':
 			k := p.S[p.I+1 : j]
@@ -129,7 +125,7 @@ func (p *Scanner) Str() (string, bool) {
 	// plain: no escape or control byte; ascii: no byte that needs the
 	// UTF-8 check (most strings: one pass, not two).
 	plain, ascii := true, true
-	for j := p.I + 1; j < len(p.S); j++ {
+	for j := plainRun(p.S, p.I+1); j < len(p.S); j = plainRun(p.S, j+1) {
 		switch c := p.S[j]; {
 		case c == '"':
 			tok := p.S[p.I : j+1]
@@ -321,7 +317,7 @@ func (p *Scanner) skipString() bool {
 	if p.Peek() != '"' {
 		return false
 	}
-	for j := p.I + 1; j < len(p.S); j++ {
+	for j := plainRun(p.S, p.I+1); j < len(p.S); j = plainRun(p.S, j+1) {
 		switch c := p.S[j]; {
 		case c == '"':
 			p.I = j + 1
