@@ -98,6 +98,29 @@ type call struct {
 	answered  *router.Target
 	sends     int
 	ttft      time.Duration
+
+	// hv holds the values of the headers the call sets (headerVals).
+	hv headerVals
+}
+
+// headerVals keeps a call's header values in one array: each header's
+// []string is a slice of it, where a []string{v} apiece cost an
+// allocation per header, ten on a plain answer. A slice's capacity is its
+// length, so an Add elsewhere copies rather than writes into the array.
+type headerVals struct {
+	a [10]string
+	n int
+}
+
+// set sets h[k] (k in canonical form) to the one value v.
+func (hv *headerVals) set(h http.Header, k, v string) {
+	if hv.n == len(hv.a) {
+		h[k] = []string{v}
+		return
+	}
+	hv.a[hv.n] = v
+	h[k] = hv.a[hv.n : hv.n+1 : hv.n+1]
+	hv.n++
 }
 
 // enter opens a call of surface d: its request id on the answer, counted
@@ -107,8 +130,8 @@ type call struct {
 func (s *Server) enter(w http.ResponseWriter, r *http.Request, d dialect) (c *call, ok bool) {
 	c = &call{s: s, w: w, r: r, d: d, start: s.clk.Now(), id: requestID(r)}
 	h := w.Header()
-	h["X-Request-Id"] = []string{c.id}
-	h["Request-Id"] = []string{c.id}
+	c.hv.set(h, "X-Request-Id", c.id)
+	h["Request-Id"] = h["X-Request-Id"] // the same value: one slice serves both
 	s.active.Add(1)
 	s.inflightN.Add(1)
 	s.metrics.inflight.Inc()
@@ -459,27 +482,27 @@ func sends(as []router.Attempt) int {
 // setWho sets the headers that say who answered.
 func (c *call) setWho(h http.Header, res *router.Result, attempts int) {
 	c.answered, c.sends = res.Target, attempts
-	h["X-Detour-Route"] = []string{c.route.Name}
-	whoHeaders(h, res, attempts)
+	c.hv.set(h, "X-Detour-Route", c.route.Name)
+	c.whoHeaders(h, res, attempts)
 }
 
 // whoHeaders sets the answer's provider, model, attempts, degraded and
 // dropped headers: the ones a stream committed early sends as trailers.
 // x-detour-dropped names what the request carried that the answering
 // target went without (a cross-dialect hop); absent when nothing was.
-func whoHeaders(h http.Header, res *router.Result, attempts int) {
+func (c *call) whoHeaders(h http.Header, res *router.Result, attempts int) {
 	t := res.Target
-	h["X-Detour-Provider"] = []string{t.Provider}
-	h["X-Detour-Model"] = []string{t.Model}
-	h["X-Detour-Attempts"] = []string{strconv.Itoa(attempts)}
-	h["X-Detour-Degraded"] = []string{strconv.FormatBool(res.Degraded)}
+	c.hv.set(h, "X-Detour-Provider", t.Provider)
+	c.hv.set(h, "X-Detour-Model", t.Model)
+	c.hv.set(h, "X-Detour-Attempts", strconv.Itoa(attempts))
+	c.hv.set(h, "X-Detour-Degraded", strconv.FormatBool(res.Degraded))
 	if len(res.Dropped) > 0 {
-		h["X-Detour-Dropped"] = []string{strings.Join(res.Dropped, ", ")}
+		c.hv.set(h, "X-Detour-Dropped", strings.Join(res.Dropped, ", "))
 	}
 	if res.Response != nil && res.Phase == policy.PhaseCommitted {
 		// Known once the answer is whole: a plain answer's headers carry
 		// it; a stream's goes as a trailer when it ends.
-		h["X-Detour-Cost"] = []string{costText(res.Attempts)}
+		c.hv.set(h, "X-Detour-Cost", costText(res.Attempts))
 	}
 }
 
@@ -522,8 +545,8 @@ func (c *call) serveComplete(ctx context.Context) {
 	default:
 		b = appendOpenAICompletion(b, c, res.Response)
 	}
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	c.hv.set(h, "Content-Type", "application/json")
+	c.hv.set(h, "Content-Length", strconv.Itoa(len(b)))
 	c.status = http.StatusOK
 	c.w.WriteHeader(http.StatusOK)
 	c.w.Write(b) //nolint:errcheck // nothing to do for a gone client
@@ -547,8 +570,8 @@ func (c *call) failure(err error) (*apiError, bool) {
 	if errors.As(err, &re) {
 		c.sends = re.Attempts
 		h := c.w.Header()
-		h["X-Detour-Route"] = []string{c.route.Name}
-		h["X-Detour-Attempts"] = []string{strconv.Itoa(re.Attempts)}
+		c.hv.set(h, "X-Detour-Route", c.route.Name)
+		c.hv.set(h, "X-Detour-Attempts", strconv.Itoa(re.Attempts))
 	}
 	c.setError(e)
 	switch {

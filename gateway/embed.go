@@ -159,8 +159,8 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, d dialect, m
 	} else {
 		b = appendEmbeddings(*p, answerModel(res.Embeddings.Model, c), res.Embeddings, b64)
 	}
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	c.hv.set(h, "Content-Type", "application/json")
+	c.hv.set(h, "Content-Length", strconv.Itoa(len(b)))
 	c.status = http.StatusOK
 	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // nothing to do for a gone client

@@ -41,8 +41,8 @@ func (c *call) writeRaw(resp *llm.Response) bool {
 		return false
 	}
 	h := c.w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(resp.Raw.Body))}
+	c.hv.set(h, "Content-Type", "application/json")
+	c.hv.set(h, "Content-Length", strconv.Itoa(len(resp.Raw.Body)))
 	c.status = http.StatusOK
 	c.w.WriteHeader(http.StatusOK)
 	c.w.Write(resp.Raw.Body) //nolint:errcheck // nothing to do for a gone client

@@ -406,7 +406,7 @@ func (c *call) streamEnded(out *sseOut, enc streamEncoder, sr *router.StreamResu
 	}
 	c.outcome = outcome(sr.Attempts, sr.Target)
 	c.s.metrics.observeRecovery(sr.Attempts, sr.Target, enc.usage())
-	c.w.Header()["X-Detour-Cost"] = []string{costText(sr.Attempts)} // a trailer
+	c.hv.set(c.w.Header(), "X-Detour-Cost", costText(sr.Attempts)) // a trailer
 }
 
 // endStream notes a client that stopped reading, and sets who answered as
@@ -419,7 +419,7 @@ func (c *call) endStream(out *sseOut, sr *router.StreamResult) {
 	}
 	out.mu.Lock()
 	if out.early {
-		whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
+		c.whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
 	}
 	out.mu.Unlock()
 }

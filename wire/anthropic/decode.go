@@ -165,7 +165,9 @@ var decoder = &exchange.Decoder[*stream]{
 // decodeBody decodes a 2xx JSON body.
 func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	var m message
-	if !parseMessageFast(string(body), &m) {
+	// The body is this call's alone (exchange.Decoder): the answer's text
+	// borrows it rather than copying it once more.
+	if !parseMessageFast(exchange.Borrow(body), &m) {
 		m = message{}
 		if err := json.Unmarshal(body, &m); err != nil {
 			return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
@@ -182,8 +184,8 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 		return nil, refusalError(header, body, m.StopDetails)
 	}
 	out := &llm.Response{
-		ID:           m.ID,
-		Model:        m.Model,
+		ID:           strings.Clone(m.ID), // kept apart from the answer (records, logs): not pinning its body
+		Model:        strings.Clone(m.Model),
 		FinishReason: finishReason(m.StopReason),
 		Message:      llm.Message{Role: llm.RoleAssistant},
 	}

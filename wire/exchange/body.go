@@ -86,9 +86,21 @@ const (
 // contentKind reads a 2xx response's Content-Type.
 func contentKind(header http.Header) bodyKind {
 	ct := header.Get("Content-Type")
-	if ct == "" {
+	switch ct {
+	case "":
 		return kindUnknown
+	case "application/json", "application/json; charset=utf-8", "text/event-stream", "text/event-stream; charset=utf-8":
+		// What providers send, read without ParseMediaType's allocations.
+		if ct[0] == 't' {
+			return kindStream
+		}
+		return kindJSON
 	}
+	return parsedKind(ct)
+}
+
+// parsedKind is the kind of any Content-Type ct, parsed.
+func parsedKind(ct string) bodyKind {
 	mt, _, _ := mime.ParseMediaType(ct)
 	switch {
 	case mt == "text/event-stream":

@@ -23,6 +23,9 @@ type Decoder[S llm.Stream] struct {
 	StatusError func(status int, header http.Header, body []byte) error
 	// DecodeJSON decodes a 2xx body that is not an event stream (at most
 	// MaxResponseBody of it) into a response, or the error it stands for.
+	// body is read for the call alone and never written again: the
+	// response's text may borrow it (Borrow), as long as what is likely to
+	// be kept apart from the response (its id and model) is a copy.
 	DecodeJSON func(header http.Header, body []byte) (*llm.Response, error)
 	// NewStream returns the stream of a 2xx event-stream body. The stream
 	// owns body (its Close closes it) and redacts key, when set, from its

@@ -202,7 +202,9 @@ var decoder = &exchange.Decoder[*stream]{
 // decodeBody decodes a 2xx JSON body.
 func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 	var cr chatResponse
-	if !parseResponseFast(string(body), &cr) {
+	// The body is this call's alone (exchange.Decoder): the answer's text
+	// borrows it rather than copying it once more.
+	if !parseResponseFast(exchange.Borrow(body), &cr) {
 		cr = chatResponse{}
 		if err := json.Unmarshal(body, &cr); err != nil {
 			return nil, malformed(header, body, llm.PhaseResponse, "response body", err)
@@ -240,8 +242,8 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 		return nil, pe
 	}
 	out := &llm.Response{
-		ID:           cr.ID,
-		Model:        cr.Model,
+		ID:           strings.Clone(cr.ID), // kept apart from the answer (records, logs): not pinning its body
+		Model:        strings.Clone(cr.Model),
 		FinishReason: finishReason(ch.FinishReason),
 		Message: llm.Message{
 			Role:    llm.RoleAssistant,
