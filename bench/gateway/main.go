@@ -7,6 +7,11 @@
 //	         (bench/revproxy): the floor any Go proxy reaches on this machine
 //	detour   `detour serve` with a one-target route, ledger off
 //
+// With -baseline, a second detour binary (a build of an earlier commit)
+// runs as a fourth system, baseline, in the same rounds and in the
+// slow-stream scenario: what a change costs, measured beside it rather
+// than against figures of another day.
+//
 // For each cell (connections x streaming or not) it runs the three back to
 // back, each system in a fresh process of its own (so its CPU time and peak
 // RSS belong to that cell alone), and repeats the rounds, rotating the
@@ -37,6 +42,7 @@
 //	go run ./bench/gateway -conns 32 -stream=false -failover=false -perf
 //	go run ./bench/gateway -systems proxy,detour -upstream-per-chunk 20ms
 //	go run ./bench/gateway -matrix=false -failover=false -slow-streams 500
+//	go run ./bench/gateway -bin DIR -baseline OLD/detour -conns 32 -failover=false -slow-streams 1000
 package main
 
 import (
@@ -63,6 +69,9 @@ const (
 	sysProxy  = "proxy"
 	sysDetour = "detour"
 	sysLedger = "detour+ledger"
+	// sysBaseline is the -baseline binary: detour as an earlier commit
+	// built it.
+	sysBaseline = "baseline"
 )
 
 // options are the command's flags.
@@ -83,6 +92,7 @@ type options struct {
 	quiet            float64
 	out              string
 	bin              string
+	baseline         string
 	detourArgs       string
 	keep             bool
 	perf             bool
@@ -119,6 +129,8 @@ func main() {
 		"before each one, and run it once more (keeping the quieter) when exceeded; 0 turns this off")
 	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
 	flag.StringVar(&o.bin, "bin", "", "directory holding prebuilt detour, upstream and revproxy binaries (default: build them)")
+	flag.StringVar(&o.baseline, "baseline", "", "path of another detour binary (a build of an earlier commit) to measure beside detour as the system `baseline`: "+
+		"in every round of the matrix and in the slow-stream scenario, with detour / baseline ratios in the report")
 	flag.StringVar(&o.detourArgs, "detour-args", "", "extra arguments for every `detour serve`, space-separated (with -bin holding a `make build-pprof` detour: \"--pprof 127.0.0.1:6060\")")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, config, logs, ledgers, profiles)")
 	flag.BoolVar(&o.perf, "perf", false, "after the matrix, profile detour serve under load with perf(1), if installed")
@@ -169,6 +181,14 @@ func main() {
 	}
 	if o.slowStreams < 0 || o.slowPieces < 1 || o.slowGap < 0 || o.slowRamp < 0 {
 		fatalf("-slow-streams must not be negative, -slow-pieces at least 1, -slow-gap and -slow-ramp not negative")
+	}
+	if o.baseline != "" {
+		if st, err := os.Stat(o.baseline); err != nil || st.IsDir() {
+			fatalf("-baseline %q: want the path of a detour binary (e.g. built by `git worktree add /tmp/old HEAD~1 && cd /tmp/old && make build`)", o.baseline)
+		}
+		if slices.Contains(o.systems, sysDetour) {
+			o.systems = append(o.systems, sysBaseline)
+		}
 	}
 
 	b := &bench{opt: o, started: time.Now()}
@@ -630,6 +650,8 @@ func (b *bench) runCell(sys string, conns int, stream bool, round int) (cell, er
 		sut, err = startProc("revproxy", filepath.Join(b.dir, tag+".log"), b.bins["revproxy"], "-upstream", b.up.url+"/"+b.upstreamProvider())
 	case sysDetour:
 		sut, err = b.startDetour(tag, "-")
+	case sysBaseline:
+		sut, err = startProc("detour serve", filepath.Join(b.dir, tag+".log"), b.opt.baseline, b.serveArgs(b.cfgPath, "-")...)
 	case sysLedger:
 		c.ledgerPath = filepath.Join(b.dir, tag+".jsonl")
 		sut, err = b.startDetour(tag, c.ledgerPath)

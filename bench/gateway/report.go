@@ -169,7 +169,7 @@ func (b *bench) keys() []key {
 	var out []key
 	for _, conns := range b.opt.conns {
 		for _, stream := range b.opt.streams {
-			for _, sys := range []string{sysDirect, sysProxy, sysDetour, sysLedger} {
+			for _, sys := range []string{sysDirect, sysProxy, sysDetour, sysBaseline, sysLedger} {
 				k := key{sys, conns, stream}
 				if len(b.byKey(k)) > 0 {
 					out = append(out, k)
@@ -290,6 +290,15 @@ func (b *bench) reportTargets(p func(string, ...any)) {
 		}
 		if cpu := b.perRound(det, prx, func(c, r cell) float64 { return c.cpuPerReq(c.sutCPU) / r.cpuPerReq(r.sutCPU) }); len(cpu) > 0 {
 			p("| CPU per request detour / proxy, 32 conns, stream=%v | %s | ≤ 1.3x | %s |\n", stream, spread(cpu, "%.2fx"), yesNo(median(cpu) <= 1.3))
+		}
+	}
+	for _, stream := range b.opt.streams {
+		det, base := key{sysDetour, 32, stream}, key{sysBaseline, 32, stream}
+		if tp := b.perRound(det, base, func(c, r cell) float64 { return c.rps / r.rps }); len(tp) > 0 {
+			p("| throughput detour / baseline, 32 conns, stream=%v | %s | no worse: ≥ 1x within the rounds' spread | — |\n", stream, spread(tp, "%.2fx"))
+		}
+		if cpu := b.perRound(det, base, func(c, r cell) float64 { return c.cpuPerReq(c.sutCPU) / r.cpuPerReq(r.sutCPU) }); len(cpu) > 0 {
+			p("| CPU per request detour / baseline, 32 conns, stream=%v | %s | no worse: ≤ 1x within the rounds' spread | — |\n", stream, spread(cpu, "%.2fx"))
 		}
 	}
 	for _, r := range b.paired {

@@ -116,7 +116,7 @@ routes:
 // slowLimits are the time limits of the route slow: off.
 const slowLimits = "header_timeout: 0s   # default 30s\n    first_token: 0s      # default 45s"
 
-// runSlow runs the scenario: the proxy, then detour.
+// runSlow runs the scenario: the proxy, then detour (then -baseline).
 func (b *bench) runSlow() error {
 	n := slowStreams(b.opt.slowStreams, b.nofile)
 	if n < b.opt.slowStreams {
@@ -129,7 +129,11 @@ func (b *bench) runSlow() error {
 	if err != nil {
 		return err
 	}
-	for _, sys := range []string{sysProxy, sysDetour} {
+	systems := []string{sysProxy, sysDetour}
+	if b.opt.baseline != "" {
+		systems = append(systems, sysBaseline)
+	}
+	for _, sys := range systems {
 		var r *slowRun
 		for try := 1; try <= 2; try++ {
 			x, err := b.slowRunOne(sys, n, cfg)
@@ -161,9 +165,12 @@ func (b *bench) slowRunOne(sys string, n int, cfg string) (*slowRun, error) {
 	logPath := filepath.Join(b.dir, "slow-"+sys+".log")
 	var sut *proc
 	var err error
-	if sys == sysProxy {
+	switch sys {
+	case sysProxy:
 		sut, err = startProc("revproxy", logPath, b.bins["revproxy"], "-upstream", b.up.url+"/slow")
-	} else {
+	case sysBaseline:
+		sut, err = startProc("detour serve", logPath, b.opt.baseline, b.serveArgs(cfg, "-")...)
+	default:
 		sut, err = startProc("detour serve", logPath, b.bins["detour"], b.serveArgs(cfg, "-")...)
 	}
 	if err != nil {
@@ -315,6 +322,15 @@ func (b *bench) slowTargets(p func(string, ...any)) {
 	cpu := det.usPerEvent(det.sutCPU) / prx.usPerEvent(prx.sutCPU)
 	p("| CPU per chunk detour / proxy, %d streams | %.2fx (%.2f vs %.2f µs) | ≤ 1x | %s |\n",
 		n, cpu, det.usPerEvent(det.sutCPU), prx.usPerEvent(prx.sutCPU), yesNo(cpu <= 1))
+	for _, base := range b.slow {
+		if base.system != sysBaseline {
+			continue
+		}
+		p("| memory per stream detour / baseline, %d streams | %.2fx (%.1f vs %.1f KiB) | no worse: ≤ 1x | — |\n",
+			n, det.kibPerStream()/base.kibPerStream(), det.kibPerStream(), base.kibPerStream())
+		p("| CPU per chunk detour / baseline, %d streams | %.2fx (%.2f vs %.2f µs) | no worse: ≤ 1x | — |\n",
+			n, det.usPerEvent(det.sutCPU)/base.usPerEvent(base.sutCPU), det.usPerEvent(det.sutCPU), base.usPerEvent(base.sutCPU))
+	}
 }
 
 // reportSlow writes the scenario's table.
@@ -327,7 +343,7 @@ func (b *bench) reportSlow(p func(string, ...any)) {
 	p("### Slow streams: %d at once, %d chunks %s apart each\n\n", n, o.slowPieces, o.slowGap)
 	p("%d streamed OpenAI chat requests, each on a connection of its own, their dials spread evenly over %s "+
 		"(one every %s), against the upstream's `slow` provider, which answers each in %d content chunks %s apart "+
-		"(%s a stream); the proxy, then detour (route `slow`, one target, `header_timeout` and `first_token` off as the proxy has none, "+
+		"(%s a stream); the proxy, then detour (and with -baseline the baseline binary; route `slow`, one target, `header_timeout` and `first_token` off as the proxy has none, "+
 		"ledger off, log level warn, `gateway:` defaults: no client keys, so no max_concurrent), each in a fresh process, the same upstream; "+
 		"both open as many upstream connections as they need (Go's MaxConnsPerHost 0) and keep 256 idle. Open files: soft "+
 		"limit raised to the hard one in the harness (%d), which the children inherit.\n\n",

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// With -baseline, the targets table gives detour's throughput and CPU per
+// request over the baseline's, round by round, and the slow scenario its
+// memory and CPU per chunk over the baseline's.
+func TestReportTargets_BaselineRatios(t *testing.T) {
+	b := &bench{opt: options{streams: []bool{false}, baseline: "/old/detour"}}
+	for round, cpu := range []time.Duration{1100, 1200, 1300} {
+		b.cells = append(b.cells,
+			cell{system: sysDetour, conns: 32, round: round, reqs: 1000, rps: 900, sutCPU: cpu * time.Millisecond},
+			cell{system: sysBaseline, conns: 32, round: round, reqs: 1000, rps: 1000, sutCPU: 1000 * time.Millisecond})
+	}
+	slow := func(sys string, hwm int64, cpu time.Duration) *slowRun {
+		return &slowRun{system: sys, hwm: hwm << 20, sutCPU: cpu,
+			res: &slowResult{streams: 1000, peakInFlight: 1000, events: 100000}}
+	}
+	b.slow = []*slowRun{slow(sysProxy, 60, 2*time.Second), slow(sysDetour, 66, 2*time.Second), slow(sysBaseline, 60, 4*time.Second)}
+	var w strings.Builder
+	b.reportTargets(func(format string, args ...any) { fmt.Fprintf(&w, format, args...) })
+	for _, want := range []string{
+		"| throughput detour / baseline, 32 conns, stream=false | 0.90x (0.90x–0.90x) |",
+		"| CPU per request detour / baseline, 32 conns, stream=false | 1.20x (1.10x–1.30x) |",
+		"| memory per stream detour / baseline, 1000 streams | 1.10x (67.6 vs 61.4 KiB) |",
+		"| CPU per chunk detour / baseline, 1000 streams | 0.50x (20.00 vs 40.00 µs) |",
+	} {
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, w.String())
+		}
+	}
+}
