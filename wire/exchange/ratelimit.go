@@ -88,6 +88,9 @@ func get(h http.Header, k string) string {
 // headers or none, so each is one map lookup and nothing is parsed that
 // is not there: it runs on every answer.
 func readRateLimit(h http.Header, now *lazyNow) *llm.RateLimit {
+	if !saysRateLimits(h) {
+		return nil // most answers of most providers: no lookup of the 18 names
+	}
 	rl := llm.UnknownRateLimit()
 	rl.LimitRequests = count(get(h, limitRequests))
 	rl.RemainingRequests = count(get(h, remainingRequests))
@@ -117,6 +120,18 @@ func readRateLimit(h http.Header, now *lazyNow) *llm.RateLimit {
 	}
 	out := rl // only a known one goes to the heap
 	return &out
+}
+
+// saysRateLimits reports whether h has a header of either dialect's rate
+// limits: one pass over its keys (canonical, as net/http keeps them),
+// where looking up every name read hashes eighteen long strings.
+func saysRateLimits(h http.Header) bool {
+	for k := range h {
+		if strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-") {
+			return true
+		}
+	}
+	return false
 }
 
 // fill sets *dst to v when *dst is unknown.
