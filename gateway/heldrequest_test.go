@@ -15,7 +15,7 @@ import (
 // carry a long conversation (4 MiB each) after their first chunk, and
 // counts the heap they hold: once output flows nothing is sent again, so
 // a stream must not keep its request, nor any piece of it, for its life
-// (README "Slow streams": a plain proxy holds none of it). A short string
+// (docs/measurements.md, "Slow streams": a plain proxy holds none of it). A short string
 // cut from the body (the model's name) would keep the whole body; so would
 // the parsed messages. Real HTTP on both sides, each surface to a target of
 // its own dialect (the raw pass-through) and the OpenAI surface to an

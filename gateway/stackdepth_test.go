@@ -123,7 +123,7 @@ func stackInuse() uint64 {
 // goroutine waits on the upstream for the stream's whole life; were any
 // step of detour's (routing, decoding, writing) to take it past 8 KiB, its
 // stack would stay at 16 KiB, twice the proxy's handler, for every stream
-// open (README "Slow streams"). Each system is measured in a process of
+// open (docs/measurements.md, "Slow streams"). Each system is measured in a process of
 // its own (this test binary, run again): stacks freed by earlier tests
 // would otherwise blur the count.
 func TestStream_HandlerStackStaysSmall(t *testing.T) {

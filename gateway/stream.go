@@ -232,7 +232,7 @@ func (o *sseOut) clientStalled() bool {
 // in functions of their own. Waiting takes about 6.6 KiB at most today
 // (gdb on a held stream); a failover's record and health updates may take
 // that one stream's stack past it. TestStream_HandlerStackStaysSmall keeps
-// it so (README "Slow streams").
+// it so (docs/measurements.md, "Slow streams").
 func (c *call) serveStream(ctx context.Context) {
 	st := new(streamOut)
 	out := &st.out
