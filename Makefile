@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test deps unit race stack fuzz vet bench bench-gateway demo build build-pprof
+.PHONY: test deps unit race stack fuzz vet bench bench-gateway bench-baseline demo build build-pprof
 
 ## test: vet, every test with the race detector, the tests that need a build
 ## without it (stack sizes), then a short run of each fuzz target
@@ -74,3 +74,10 @@ build-pprof:
 ## BENCH_ARGS="-duration 2s -rounds 1 -perf -out /tmp/bench.md")
 bench-gateway:
 	$(GO) run ./bench/gateway $(BENCH_ARGS)
+
+## bench-baseline: this checkout's detour beside REV's (default HEAD~1) in the
+## same benchmark run, detour / baseline ratios in the report (about 4 minutes;
+## BENCH_ARGS replaces the default cells, see scripts/bench-baseline.sh)
+REV ?= HEAD~1
+bench-baseline:
+	./scripts/bench-baseline.sh $(REV) $(BENCH_ARGS)
