@@ -55,23 +55,21 @@ func appendLine(b []byte, r *Record) ([]byte, error) {
 		b = append(b, `,"tokens_cache_write":`...)
 		b = jsonw.Int(b, r.TokensCacheWrite)
 	}
+	// A float NaN or infinite is no JSON: the line fails, as encoding/json's.
 	var err error
-	b = append(b, `,"seconds":`...)
-	if b, err = jsonw.Float(b, r.Seconds); err != nil {
-		return b, err
-	}
-	b = append(b, `,"wait_seconds":`...)
-	if b, err = jsonw.Float(b, r.WaitSeconds); err != nil {
-		return b, err
-	}
-	if r.RetryAfterS != 0 {
-		b = append(b, `,"retry_after_s":`...)
-		if b, err = jsonw.Float(b, r.RetryAfterS); err != nil {
-			return b, err
+	float := func(key string, v float64) {
+		if err == nil {
+			b = append(b, key...)
+			b, err = jsonw.Float(b, v)
 		}
 	}
-	b = append(b, `,"cost":`...)
-	if b, err = jsonw.Float(b, r.Cost); err != nil {
+	float(`,"seconds":`, r.Seconds)
+	float(`,"wait_seconds":`, r.WaitSeconds)
+	if r.RetryAfterS != 0 {
+		float(`,"retry_after_s":`, r.RetryAfterS)
+	}
+	float(`,"cost":`, r.Cost)
+	if err != nil {
 		return b, err
 	}
 	b = append(b, `,"reason":`...)
