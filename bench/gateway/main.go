@@ -552,6 +552,15 @@ func (b *bench) startDetour(tag, ledger string) (*proc, error) {
 		b.serveArgs(b.cfgPath, ledger)...)
 }
 
+// detourBin returns the detour binary that runs as sys: the -baseline
+// one for the baseline, else this checkout's.
+func (b *bench) detourBin(sys string) string {
+	if sys == sysBaseline {
+		return b.opt.baseline
+	}
+	return b.bins["detour"]
+}
+
 // serveArgs returns the arguments of `detour serve` with config cfg and
 // ledger ("-": none), listening on a free loopback port.
 func (b *bench) serveArgs(cfg, ledger string) []string {
@@ -651,7 +660,7 @@ func (b *bench) runCell(sys string, conns int, stream bool, round int) (cell, er
 	case sysDetour:
 		sut, err = b.startDetour(tag, "-")
 	case sysBaseline:
-		sut, err = startProc("detour serve", filepath.Join(b.dir, tag+".log"), b.opt.baseline, b.serveArgs(b.cfgPath, "-")...)
+		sut, err = startProc("detour serve", filepath.Join(b.dir, tag+".log"), b.detourBin(sys), b.serveArgs(b.cfgPath, "-")...)
 	case sysLedger:
 		c.ledgerPath = filepath.Join(b.dir, tag+".jsonl")
 		sut, err = b.startDetour(tag, c.ledgerPath)

@@ -165,13 +165,10 @@ func (b *bench) slowRunOne(sys string, n int, cfg string) (*slowRun, error) {
 	logPath := filepath.Join(b.dir, "slow-"+sys+".log")
 	var sut *proc
 	var err error
-	switch sys {
-	case sysProxy:
+	if sys == sysProxy {
 		sut, err = startProc("revproxy", logPath, b.bins["revproxy"], "-upstream", b.up.url+"/slow")
-	case sysBaseline:
-		sut, err = startProc("detour serve", logPath, b.opt.baseline, b.serveArgs(cfg, "-")...)
-	default:
-		sut, err = startProc("detour serve", logPath, b.bins["detour"], b.serveArgs(cfg, "-")...)
+	} else {
+		sut, err = startProc("detour serve", logPath, b.detourBin(sys), b.serveArgs(cfg, "-")...)
 	}
 	if err != nil {
 		return nil, err
