@@ -44,6 +44,12 @@ func TestAnthropic_MessageSaysWhoAnswered(t *testing.T) {
 	if resp.Header.Get("X-Detour-Provider") != "p2" || resp.Header.Get("Request-Id") == "" || resp.Header.Get("X-Detour-Attempts") != "2" {
 		t.Errorf("headers %v", resp.Header)
 	}
+	// The Anthropic SDK reads request-id, the OpenAI SDKs x-request-id: the
+	// same id, the one the ledger's lines of the request carry.
+	recs := f.ledger.Records()
+	if id := resp.Header.Get("Request-Id"); id != resp.Header.Get("X-Request-Id") || len(recs) == 0 || recs[len(recs)-1].RequestID != id {
+		t.Errorf("request-id %q, x-request-id %q, ledger %+v", id, resp.Header.Get("X-Request-Id"), recs)
+	}
 	// Older clients send x-api-key.
 	old := f.anthropic(anthropicopt.WithHeaderDel("authorization"), anthropicopt.WithHeader("x-api-key", clientKey))
 	if _, err := old.Messages.New(ctx(t), messageHi()); err != nil {
