@@ -80,6 +80,15 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 	}
 })
 
+// The values of the headers every request carries, shared by all of them
+// (read only; each capacity is its length, so an Add copies): a
+// []string{v} apiece cost an allocation per header per request.
+var (
+	jsonValue        = []string{"application/json"}[:1:1]
+	eventStreamValue = []string{"text/event-stream"}[:1:1]
+	agentValue       = []string{"detour"}[:1:1]
+)
+
 // Do sends the request and returns the response, whatever its status; the
 // caller owns its body. ctx bounds the whole exchange, the reading of the
 // body included. An error has p.Key redacted. When ctx carries an
@@ -102,17 +111,20 @@ func (p Post) Do(ctx context.Context) (*http.Response, error) {
 	h := req.Header
 	if method != http.MethodGet {
 		setBody(req, p.Body, held)
-		h.Set("Content-Type", "application/json")
+		h["Content-Type"] = jsonValue
 	}
 	if p.Stream {
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = eventStreamValue
 	} else {
-		h.Set("Accept", "application/json")
+		h["Accept"] = jsonValue
 	}
-	h.Set("User-Agent", "detour")
+	h["User-Agent"] = agentValue
 	for _, from := range []http.Header{p.Header, p.Override} {
 		for k, v := range from {
-			h[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+			// Shared, not copied: a transport reads a request's headers and
+			// never writes them (RoundTripper's contract), and the capacity
+			// cut to the length makes an Add elsewhere copy.
+			h[http.CanonicalHeaderKey(k)] = v[:len(v):len(v)]
 		}
 	}
 	hc := p.Client

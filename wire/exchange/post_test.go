@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -53,6 +54,66 @@ func TestPost_SendsOneRequestWithDefaultDialectAndCallerHeaders(t *testing.T) {
 		if n := calls.Load(); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
+	}
+}
+
+// addingTransport answers 200 after appending to each header of the
+// request: a RoundTripper that breaks the rule not to touch the request.
+type addingTransport struct {
+	mu   sync.Mutex // guards seen
+	seen []http.Header
+}
+
+func (t *addingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.mu.Lock()
+	t.seen = append(t.seen, r.Header.Clone())
+	t.mu.Unlock()
+	for k := range r.Header {
+		r.Header.Add(k, "added")
+	}
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("{}")), Request: r}, nil
+}
+
+// The default headers' values are shared by every request, and the
+// caller's are shared with its own maps: requests at once, each added to by
+// its transport, must neither see each other's values nor write into the
+// shared arrays (the race detector's part: make test runs it so).
+func TestPost_SharedHeaderValuesSurviveAnAdd(t *testing.T) {
+	tr := &addingTransport{}
+	// Room past the value, as a slice built by append has: an Add into a
+	// shared slice of it would write there.
+	dialect := http.Header{"X-Api-Key": append(make([]string, 0, 4), testKey)}
+	override := http.Header{"X-Title": append(make([]string, 0, 4), "t")}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			resp, err := Post{URL: "http://upstream.invalid/v1/x", Body: []byte("{}"), Header: dialect,
+				Override: override, Key: testKey, Client: &http.Client{Transport: tr}}.Do(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	want := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"},
+		"User-Agent": {"detour"}, "X-Api-Key": {testKey}, "X-Title": {"t"}}
+	for i, h := range tr.seen {
+		if len(h) != len(want) {
+			t.Errorf("request %d: headers %v, want %v", i, h, want)
+		}
+		for k, v := range want {
+			if got := h.Values(k); len(got) != 1 || got[0] != v[0] {
+				t.Errorf("request %d: %s = %q, want %q", i, k, got, v)
+			}
+		}
+	}
+	if got := dialect.Values("X-Api-Key"); len(got) != 1 || got[0] != testKey {
+		t.Errorf("the dialect's map changed: X-Api-Key = %q", got)
+	}
+	if got := override.Values("X-Title"); len(got) != 1 || got[0] != "t" {
+		t.Errorf("the caller's map changed: X-Title = %q", got)
 	}
 }
 

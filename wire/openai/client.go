@@ -120,11 +120,10 @@ func (c *Client) base() string {
 }
 
 func (c *Client) auth() http.Header {
-	h := http.Header{}
-	if c.APIKey != "" {
-		h.Set("Authorization", "Bearer "+c.APIKey)
+	if c.APIKey == "" {
+		return nil // a keyless endpoint (a local server): no map to make
 	}
-	return h
+	return http.Header{"Authorization": {"Bearer " + c.APIKey}}
 }
 
 // send makes the one HTTP exchange of a call.
