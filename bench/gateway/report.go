@@ -136,22 +136,37 @@ func spread(xs []float64, format string) string {
 	return fmt.Sprintf("%s (%s–%s)", m, fmt.Sprintf(format, slices.Min(xs)), fmt.Sprintf(format, slices.Max(xs)))
 }
 
-// worseIn says in how many of the rounds' ratios xs detour did worse
-// (worse true), as "; above 1x in 9 of 12 rounds" (word: above or
-// below). A run's spread nearly always holds 1x; the count is what tells a
-// cost that is there in most rounds from noise. With fewer than 2 rounds
-// it says nothing.
-func worseIn(xs []float64, worse func(float64) bool, word string) string {
-	if len(xs) < 2 {
-		return ""
+// judged gives the measured, goal and status cells of a ratio's row:
+// against goal (a ceiling when less, else a floor), or, with no goal,
+// "no worse" and in how many rounds detour did worse ("; above 1x in 9 of
+// 12 rounds"): a run's spread nearly always holds 1x, and the count is
+// what tells a cost that is there in most rounds from noise (with one
+// round it says nothing).
+func judged(xs []float64, goal float64, less bool) string {
+	op, word := "≥", "below"
+	if less {
+		op, word = "≤", "above"
 	}
-	n := 0
-	for _, x := range xs {
-		if worse(x) {
-			n++
+	worse := func(x float64) bool {
+		if less {
+			return x > 1
 		}
+		return x < 1
 	}
-	return fmt.Sprintf("; %s 1x in %d of %d rounds", word, n, len(xs))
+	if goal == 0 {
+		count := ""
+		if len(xs) > 1 {
+			n := 0
+			for _, x := range xs {
+				if worse(x) {
+					n++
+				}
+			}
+			count = fmt.Sprintf("; %s 1x in %d of %d rounds", word, n, len(xs))
+		}
+		return fmt.Sprintf("%s%s | no worse: %s 1x, %s in few rounds | —", spread(xs, "%.2fx"), count, op, word)
+	}
+	return fmt.Sprintf("%s | %s %gx | %s", spread(xs, "%.2fx"), op, goal, yesNo(!worse(median(xs)/goal)))
 }
 
 func of(cs []cell, f func(cell) float64) []float64 {
@@ -304,31 +319,26 @@ func (b *bench) reportTargets(p func(string, ...any)) {
 	// Against the proxy, the issue's goals; against -baseline "no worse",
 	// which one run's spread cannot decide: shown with the number of
 	// rounds detour did worse in, not judged.
+	metrics := []struct {
+		name string
+		of   func(c, r cell) float64
+		less bool // lower is better: a goal is a ceiling, worse is above 1x
+	}{
+		{"throughput", func(c, r cell) float64 { return c.rps / r.rps }, false},
+		{"CPU per request", func(c, r cell) float64 { return c.cpuPerReq(c.sutCPU) / r.cpuPerReq(r.sutCPU) }, true},
+	}
 	for _, ref := range []struct {
-		sys           string
-		minTP, maxCPU float64 // 0: no goal of its own
-	}{{sysProxy, 0.9, 1.3}, {sysBaseline, 0, 0}} {
+		sys   string
+		goals [2]float64 // per metric; 0: no goal of its own
+	}{{sysProxy, [2]float64{0.9, 1.3}}, {sysBaseline, [2]float64{}}} {
 		for _, stream := range b.opt.streams {
 			det, other := key{sysDetour, 32, stream}, key{ref.sys, 32, stream}
-			if tp := b.perRound(det, other, func(c, r cell) float64 { return c.rps / r.rps }); len(tp) > 0 {
-				measured, goal, status := spread(tp, "%.2fx"), "", "—"
-				if ref.minTP > 0 {
-					goal, status = fmt.Sprintf("≥ %gx", ref.minTP), yesNo(median(tp) >= ref.minTP)
-				} else {
-					measured += worseIn(tp, func(x float64) bool { return x < 1 }, "below")
-					goal = "no worse: ≥ 1x, below in few rounds"
+			for i, m := range metrics {
+				xs := b.perRound(det, other, m.of)
+				if len(xs) == 0 {
+					continue
 				}
-				p("| throughput detour / %s, 32 conns, stream=%v | %s | %s | %s |\n", ref.sys, stream, measured, goal, status)
-			}
-			if cpu := b.perRound(det, other, func(c, r cell) float64 { return c.cpuPerReq(c.sutCPU) / r.cpuPerReq(r.sutCPU) }); len(cpu) > 0 {
-				measured, goal, status := spread(cpu, "%.2fx"), "", "—"
-				if ref.maxCPU > 0 {
-					goal, status = fmt.Sprintf("≤ %gx", ref.maxCPU), yesNo(median(cpu) <= ref.maxCPU)
-				} else {
-					measured += worseIn(cpu, func(x float64) bool { return x > 1 }, "above")
-					goal = "no worse: ≤ 1x, above in few rounds"
-				}
-				p("| CPU per request detour / %s, 32 conns, stream=%v | %s | %s | %s |\n", ref.sys, stream, measured, goal, status)
+				p("| %s detour / %s, 32 conns, stream=%v | %s |\n", m.name, ref.sys, stream, judged(xs, ref.goals[i], m.less))
 			}
 		}
 	}
