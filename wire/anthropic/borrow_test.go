@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
@@ -93,19 +94,10 @@ func TestNewStream_IsOneAllocation(t *testing.T) {
 }
 
 // A JSON answer's text borrows the body it was read from (the decoder's
-// own); its id and model, which records and logs keep apart from the
-// answer, are copies: written over, the body leaves them as they were.
+// own); its id and model are copies.
 func TestDecodeBody_IDAndModelOutliveTheBody(t *testing.T) {
+	decode := func(b []byte) (*llm.Response, error) { return decodeBody(nil, b) }
 	body := []byte(`{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5",` +
 		`"content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`)
-	resp, err := decodeBody(nil, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range body {
-		body[i] = 'x'
-	}
-	if resp.ID != "msg_01" || resp.Model != "claude-sonnet-4-5" {
-		t.Errorf("id %q, model %q after the body was written over: they must be copies", resp.ID, resp.Model)
-	}
+	wiretest.IDAndModelOutliveTheBody(t, decode, body, "msg_01", "claude-sonnet-4-5")
 }

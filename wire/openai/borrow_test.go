@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/wire/internal/wiretest"
 )
 
@@ -71,19 +72,10 @@ func TestNewStream_IsOneAllocation(t *testing.T) {
 }
 
 // A JSON answer's text borrows the body it was read from (the decoder's
-// own); its id and model, which records and logs keep apart from the
-// answer, are copies: written over, the body leaves them as they were.
+// own); its id and model are copies.
 func TestDecodeBody_IDAndModelOutliveTheBody(t *testing.T) {
+	decode := func(b []byte) (*llm.Response, error) { return decodeBody(nil, b) }
 	body := []byte(`{"id":"chatcmpl-9","object":"chat.completion","model":"gpt-4.1-2025-04-14",` +
 		`"choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}]}`)
-	resp, err := decodeBody(nil, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range body {
-		body[i] = 'x'
-	}
-	if resp.ID != "chatcmpl-9" || resp.Model != "gpt-4.1-2025-04-14" {
-		t.Errorf("id %q, model %q after the body was written over: they must be copies", resp.ID, resp.Model)
-	}
+	wiretest.IDAndModelOutliveTheBody(t, decode, body, "chatcmpl-9", "gpt-4.1-2025-04-14")
 }

@@ -216,3 +216,22 @@ func NoGarbagePerEvent(t testing.TB, s llm.Stream, content string) {
 		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
 	}
 }
+
+// IDAndModelOutliveTheBody fails t unless the response decode makes of
+// body carries id and model that stay as they were once body is written
+// over: the decoders let an answer's text borrow the body (the call's
+// own), but its id and model, which records and logs keep apart from the
+// answer, must be copies.
+func IDAndModelOutliveTheBody(t testing.TB, decode func([]byte) (*llm.Response, error), body []byte, id, model string) {
+	t.Helper()
+	resp, err := decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range body {
+		body[i] = 'x'
+	}
+	if resp.ID != id || resp.Model != model {
+		t.Errorf("id %q, model %q after the body was written over, want %q, %q: they must be copies", resp.ID, resp.Model, id, model)
+	}
+}
