@@ -81,12 +81,12 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 })
 
 // The values of the headers every request carries, shared by all of them
-// (read only; each capacity is its length, so an Add copies): a
-// []string{v} apiece cost an allocation per header per request.
+// (read only; a slice literal's capacity is its length, so an Add copies):
+// a []string{v} apiece cost an allocation per header per request.
 var (
-	jsonValue        = []string{"application/json"}[:1:1]
-	eventStreamValue = []string{"text/event-stream"}[:1:1]
-	agentValue       = []string{"detour"}[:1:1]
+	jsonValue        = []string{"application/json"}
+	eventStreamValue = []string{"text/event-stream"}
+	agentValue       = []string{"detour"}
 )
 
 // Do sends the request and returns the response, whatever its status; the
