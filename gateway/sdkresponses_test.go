@@ -28,6 +28,7 @@ import (
 // body.
 type rsFixture struct {
 	ts     *httptest.Server
+	sim    *sim.Server
 	ledger *ledger.Memory
 	mu     sync.Mutex
 	bodies []string // the upstream request bodies, in order
@@ -42,7 +43,7 @@ func newRsFixture(t *testing.T, routes string, oa, an sim.Provider) *rsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &rsFixture{ledger: &ledger.Memory{}}
+	f := &rsFixture{ledger: &ledger.Memory{}, sim: srv}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
