@@ -152,3 +152,21 @@ func FuzzRateLimitAt(f *testing.F) {
 		}
 	})
 }
+
+// Every name readRateLimit reads is read when it comes alone: the
+// pre-scan (saysRateLimits) passes over an answer that has none of its
+// prefixes, so a name outside them would be silently never read.
+func TestRateLimitAt_EveryNameAloneIsRead(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	names := map[string]string{limitRequests: "5", remainingRequests: "5", resetRequests: "1s",
+		limitTokens: "5", remainingTokens: "5", resetTokens: "1s",
+		anLimitRequests: "5", anRemainRequests: "5", anResetRequests: now.Add(time.Second).Format(time.RFC3339)}
+	for _, k := range anthropicTokens {
+		names[k[0]], names[k[1]], names[k[2]] = "5", "5", now.Add(time.Second).Format(time.RFC3339)
+	}
+	for name, v := range names {
+		if RateLimitAt(http.Header{name: {v}}, now) == nil {
+			t.Errorf("%s: %s alone reads as no rate limit", name, v)
+		}
+	}
+}
