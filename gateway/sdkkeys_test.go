@@ -20,9 +20,6 @@ import (
 // another dialect, each provider accepting its own key alone (a wrong one
 // is a 401).
 func TestSDK_EachTargetGetsItsOwnKey(t *testing.T) {
-	const routes = `  same: {chain: [oa/m, oa/m2], budget: {base_backoff: 1ms, max_backoff: 2ms}}
-  cross: {chain: [oa/m, an/claude-x], budget: {base_backoff: 1ms, max_backoff: 2ms}}
-`
 	for _, tc := range []struct {
 		route, provider, model string
 		oa                     sim.Provider
@@ -34,7 +31,7 @@ func TestSDK_EachTargetGetsItsOwnKey(t *testing.T) {
 	} {
 		t.Run(tc.route, func(t *testing.T) {
 			tc.oa.Key = upstreamKey + "o"
-			f := newRsFixture(t, routes, tc.oa, sim.Provider{Key: upstreamKey + "a"})
+			f := newRsFixture(t, wallRoutes, tc.oa, sim.Provider{Key: upstreamKey + "a"})
 			oa := f.client()
 			an := anthropic.NewClient(anthropicopt.WithBaseURL(f.ts.URL), anthropicopt.WithAPIKey("any"), anthropicopt.WithMaxRetries(0))
 			want := fmt.Sprintf("Hello from %s/%s.", tc.provider, tc.model)

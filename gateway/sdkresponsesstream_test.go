@@ -153,13 +153,17 @@ func TestSDKResponses_StreamCutIsAnError(t *testing.T) {
 	}
 }
 
+// wallRoutes are an rsFixture's routes whose first target, oa/m, is the
+// one a test walls: same falls back to the same provider's other model,
+// cross to the Anthropic-dialect provider.
+const wallRoutes = `  same: {chain: [oa/m, oa/m2], budget: {base_backoff: 1ms, max_backoff: 2ms}}
+  cross: {chain: [oa/m, an/claude-x], budget: {base_backoff: 1ms, max_backoff: 2ms}}
+`
+
 // A wall on the first target fails over before any byte, whole and
 // streamed, to the same provider's other model or to another dialect:
 // one ledger line per attempt, and the headers name who answered.
 func TestSDKResponses_WallFailsOver(t *testing.T) {
-	const routes = `  same: {chain: [oa/m, oa/m2], budget: {base_backoff: 1ms, max_backoff: 2ms}}
-  cross: {chain: [oa/m, an/claude-x], budget: {base_backoff: 1ms, max_backoff: 2ms}}
-`
 	for _, tc := range []struct {
 		route, provider, model string
 		oa                     sim.Provider
@@ -171,7 +175,7 @@ func TestSDKResponses_WallFailsOver(t *testing.T) {
 	} {
 		t.Run(tc.route, func(t *testing.T) {
 			for _, stream := range []bool{false, true} {
-				f := newRsFixture(t, routes, tc.oa, sim.Provider{})
+				f := newRsFixture(t, wallRoutes, tc.oa, sim.Provider{})
 				p := responses.ResponseNewParams{Model: tc.route, Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}}
 				var hr *http.Response
 				var model, text string
