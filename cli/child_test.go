@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -66,29 +67,59 @@ func runDetour(t *testing.T, vars map[string]string, args ...string) (int, strin
 // process and returns its base URL; it is stopped with SIGTERM when t ends.
 func serveProcess(t *testing.T, vars map[string]string, args ...string) (base string, stderr *lockedBuffer, proc *os.Process) {
 	t.Helper()
+	c := serveChild(t, vars, args...)
+	return c.base, c.stderr, c.proc
+}
+
+// child is a `detour serve` process: its base URL, its stderr, and its
+// exit code on exited once it ends.
+type child struct {
+	base   string
+	stderr *lockedBuffer
+	proc   *os.Process
+	exited <-chan int
+}
+
+// serveChild starts `detour serve --listen 127.0.0.1:0 args...` as a
+// process; it is stopped with SIGTERM (then killed after 10 s) when t ends.
+func serveChild(t *testing.T, vars map[string]string, args ...string) *child {
+	t.Helper()
 	cmd := detourCmd(t, vars, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr = &lockedBuffer{}
-	cmd.Stderr = stderr
+	c := &child{stderr: &lockedBuffer{}}
+	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	c.proc = cmd.Process
+	line, err := bufio.NewReader(out).ReadString('\n')
+	go io.Copy(io.Discard, out) //nolint:errcheck // the rest of stdout, until it ends
+	exited := make(chan int, 1)
+	c.exited = exited
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		exited <- code
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck // it may have exited
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }() //nolint:errcheck // stopped
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill() //nolint:errcheck // stuck
+			<-exited
 		}
 	})
-	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		t.Fatalf("serve printed no URL: %v\n%s", err, stderr.String())
+		t.Fatalf("serve printed no URL: %v\n%s", err, c.stderr.String())
 	}
-	return strings.TrimSpace(line), stderr, cmd.Process
+	c.base = strings.TrimSpace(line)
+	return c
 }

@@ -257,7 +257,7 @@ func drain(ctx context.Context, env Env, gw *gateway.Server, gc config.Gateway, 
 func secondSignal(ctx context.Context, sigs <-chan os.Signal) (context.Context, context.CancelFunc) {
 	hurry, cancel := context.WithCancel(context.Background())
 	need := 1
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+	if endedBySignal(ctx) {
 		need = 2
 	}
 	go func() {
@@ -271,6 +271,16 @@ func secondSignal(ctx context.Context, sigs <-chan os.Signal) (context.Context, 
 		cancel()
 	}()
 	return hurry, cancel
+}
+
+// endedBySignal reports whether ctx ended with a cause of its own, as
+// signal.NotifyContext's does ("terminated signal received"), rather than
+// by a plain cancel or a deadline. The cause is compared by identity:
+// since Go 1.26 a signal's cause also matches context.Canceled under
+// errors.Is, and reading it so took the first SIGTERM for the second.
+func endedBySignal(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return cause != nil && cause != context.Canceled && cause != context.DeadlineExceeded //nolint:errorlint // identity is the point
 }
 
 // reloadOnHangup reloads gw's config on each SIGHUP until ctx ends, and

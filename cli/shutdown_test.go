@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -199,9 +200,17 @@ func TestSecondSignal_CountsTheSignalThatEndedTheContext(t *testing.T) {
 	if !done(hurry) {
 		t.Error("a signal after a cancel did not hurry")
 	}
-	// signal.NotifyContext's cancel: its signal came here too.
-	ctx, cancelCause := context.WithCancelCause(context.Background())
-	cancelCause(errors.New("interrupt signal received"))
+	// signal.NotifyContext's cancel, by a real signal: it came here too.
+	// (Since Go 1.26 its cause also matches context.Canceled.)
+	ctx, stopNotify := signal.NotifyContext(context.Background(), syscall.SIGUSR1)
+	defer stopNotify()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done()
+	if !errors.Is(context.Cause(ctx), context.Canceled) {
+		t.Log("this Go's signal cause does not match context.Canceled")
+	}
 	sigs = make(chan os.Signal, 4)
 	hurry, stop = secondSignal(ctx, sigs)
 	defer stop()
