@@ -33,7 +33,8 @@ const (
 	// (llm.ErrMaxDuration): detour's limit, not the provider's failure.
 	StatusMaxDuration = "max_duration"
 	// StatusMaxBuffer is a buffered answer dropped past the route's
-	// max_buffer (llm.ErrMaxBuffer, over_buffer: fail_over).
+	// max_buffer (llm.ErrMaxBuffer, over_buffer: fail_over): detour's
+	// limit, not the provider's failure.
 	StatusMaxBuffer = "max_buffer"
 	// StatusDNS is a host name that does not resolve.
 	StatusDNS = "net_dns"
@@ -44,6 +45,15 @@ const (
 	// StatusCanceled is the caller giving up.
 	StatusCanceled = "canceled"
 )
+
+// OwnLimit reports whether one of detour's own limits ended an attempt
+// whose target was answering: max_duration (an answer cut at the route's
+// limit) or max_buffer (a buffered answer dropped as larger than the route
+// holds). The attempt is recorded and the walk acts on it as usual, but it
+// says nothing of the target's health: a breaker never counts it.
+func (f Failure) OwnLimit() bool {
+	return f.Status == StatusMaxDuration || f.Status == StatusMaxBuffer
+}
 
 // HTTPStatus returns the status word of an HTTP error response: "http_429".
 func HTTPStatus(code int) string { return "http_" + strconv.Itoa(code) }

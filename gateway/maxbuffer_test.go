@@ -3,7 +3,9 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/detourhq/detour/health"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -45,5 +47,51 @@ func TestBuffered_PastMaxBufferFailsOverWhenConfigured(t *testing.T) {
 				t.Errorf("reason %q does not name the setting", recs[0].Reason)
 			}
 		})
+	}
+}
+
+// An answer dropped past max_buffer is detour's own limit, not the
+// target's failure: a run of them never parks the target, so a route that
+// does not buffer keeps sending to it. (On b98ee14 five dropped answers
+// parked p1/m and the plain route skipped it for all its requests.)
+func TestBuffered_DroppedAnswersNeverParkTheTarget(t *testing.T) {
+	const runaways, plain = 8, 5
+	var script []sim.Fault
+	for range runaways {
+		script = append(script, sim.Fault{Kind: sim.OK, Pieces: 2000})
+	}
+	hb := health.New(health.Settings{})
+	f := newFixture(t, setup{p1: script, health: hb, routes: `  buf:
+    chain: [p1/m, p2/m]
+    buffered: true
+    max_buffer: 8KiB
+    over_buffer: fail_over
+  plain:
+    chain: [p1/m, p2/m]
+`})
+	client := f.openai()
+	for i := range runaways + plain {
+		params := userHi()
+		params.Model = "buf"
+		if i >= runaways {
+			params.Model = "plain"
+		}
+		stream := client.Chat.Completions.NewStreaming(ctx(t), params)
+		for stream.Next() {
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("request %d (%s): %v", i, params.Model, err)
+		}
+	}
+	if n := f.sim.Stats().Requests("p1", "m"); n != runaways+plain {
+		t.Errorf("p1/m got %d requests, want %d: every dropped answer's target stays eligible", n, runaways+plain)
+	}
+	for _, r := range f.ledger.Records() {
+		if r.Status == "skipped" || r.Action == "skip" {
+			t.Fatalf("p1/m was skipped after dropped answers: %+v", r)
+		}
+	}
+	if e := hb.Get("p1/m", time.Now()); e.State != health.Closed {
+		t.Errorf("p1/m's health is %s after %d dropped answers, want closed", e.State, runaways)
 	}
 }

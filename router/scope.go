@@ -45,6 +45,16 @@ func (w *walk) allow(t *Target, now time.Time) (permits, *health.ParkedError, er
 // frees a probe slot and counts nothing.
 var released = health.Outcome{Kind: classify.Canceled}
 
+// outcome is what failure f tells the breaker: nothing (a permit handed
+// back) when one of detour's own limits ended the attempt, else its kind,
+// reason and status.
+func outcome(f classify.Failure) health.Outcome {
+	if f.OwnLimit() {
+		return released
+	}
+	return health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
+}
+
 // release hands back the permits of an attempt that was not sent.
 func (w *walk) release(t *Target, p permits, now time.Time) {
 	hb := w.r.health()

@@ -483,8 +483,7 @@ func (s *routedStream) finish(err error) {
 				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, ledger.StatusClientStalled, classify.ScopeAttempt, err.Error()
 			}
 			a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, policy.Fail, f.Reason, &f
-			out = health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
-			scope = f.Scope
+			out, scope = outcome(f), f.Scope
 		}
 		w.stream.Result.Phase = a.Phase
 		w.done(s.t, s.permits, scope, out, now)

@@ -446,8 +446,8 @@ func (w *walk) failed(ctx context.Context, t *Target, idx, n int, p permits, tre
 		in.EarliestReset = f.Until
 	}
 	d := policy.Decide(in)
-	out := health.Outcome{Kind: f.Kind, Reason: f.Reason, Status: f.Status}
-	if d.Park || f.Kind == classify.Wall {
+	out := outcome(f)
+	if (d.Park || f.Kind == classify.Wall) && !f.OwnLimit() {
 		out.Until = d.ParkUntil
 		if out.Until.IsZero() {
 			out.Until = f.Until
