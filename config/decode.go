@@ -343,9 +343,20 @@ func (d *decoder) number(n ast.Node, path string) (float64, bool) {
 		if !math.IsNaN(v.Value) && !math.IsInf(v.Value, 0) {
 			return v.Value, true
 		}
+		d.notFinite(n, path)
+		return 0, false
+	case *ast.NanNode, *ast.InfinityNode:
+		d.notFinite(n, path)
+		return 0, false
 	}
 	d.failf(n, path, "expected a number, got %s", yamlnode.Describe(n))
 	return 0, false
+}
+
+// notFinite fails n, a NaN or an infinity, where a number is read.
+func (d *decoder) notFinite(n ast.Node, path string) {
+	d.failf(n, path, "%s is not a finite number: NaN and infinities are not prices or amounts; write a number like 0.15",
+		strings.TrimSpace(n.GetToken().Value))
 }
 
 // boolean reads true or false.

@@ -19,6 +19,16 @@ import (
 // takes any key.
 const MinKeyLen = 8
 
+// MinAdminKeyLen is the shortest admin key (gateway.admin_key_env,
+// gateway.metrics_key_env) detour accepts. The admin endpoints reload the
+// config and park or release targets, and /metrics shows every route's
+// traffic and cost, so their key is guessed at over the network: 16
+// characters is 128 bits of a hex key and more of any other random one,
+// and the key generators operators reach for give more (`openssl rand
+// -hex 16`: 32 characters; a UUID: 36). No real admin key is shorter; a
+// short one is a placeholder ("test", "admin") left in place.
+const MinAdminKeyLen = 16
+
 // Sentinels of the problems CheckEnv finds.
 var (
 	// ErrShortKey means a provider's key variable holds fewer than
@@ -27,6 +37,9 @@ var (
 	// ErrKeyUnset means a key variable that `detour serve` needs
 	// (gateway.keys key_env, gateway.metrics_key_env) is unset or empty.
 	ErrKeyUnset = errors.New("key variable not set")
+	// ErrWeakKey means the admin key of gateway.admin_key_env or
+	// gateway.metrics_key_env holds fewer than MinAdminKeyLen characters.
+	ErrWeakKey = errors.New("admin key too short")
 )
 
 // Local reports whether p is a local server, which may take a dummy key
@@ -47,8 +60,9 @@ func (p Provider) Local() bool {
 //     declared provider and every provider a route uses, unless the
 //     provider is Local; Build refuses these too, since it reads the keys;
 //   - a client key of gateway.keys whose key_env is unset (ErrKeyUnset);
-//   - a gateway.metrics_key_env that is unset (ErrKeyUnset), or holds the
-//     key of a client.
+//   - a gateway.metrics_key_env or admin_key_env that is unset
+//     (ErrKeyUnset), holds the key of a client, or holds fewer than
+//     MinAdminKeyLen characters (ErrWeakKey).
 //
 // A missing provider key is not a problem: the router skips that provider.
 // Key values are never shown.
@@ -213,6 +227,10 @@ func (c *Config) gatewayEnv(getenv func(string) string) Errors {
 			fail("gateway."+k.field, ErrKeyUnset, "%s is not set (export it, or leave %s out)", k.env, k.field)
 		} else if name, same := clients[sha256.Sum256([]byte(v))]; same {
 			fail("gateway."+k.field, nil, "%s holds the key of client %q: give %s a key of its own", k.env, name, k.what)
+		} else if len(v) < MinAdminKeyLen {
+			fail("gateway."+k.field, ErrWeakKey, "%s holds a key of %s, and an admin key must have at least %d: "+
+				"it guards %s and is guessed at over the network; make one with openssl rand -hex 16 and export %s=...",
+				k.env, characters(len(v)), MinAdminKeyLen, k.what, k.env)
 		}
 	}
 	return errs

@@ -206,7 +206,7 @@ func (d *decoder) gateway(n ast.Node) {
 		case "listen":
 			g.Listen, _ = d.str(p.val, fp)
 		case "max_body":
-			g.MaxBody, _ = d.size(p.val, fp)
+			g.MaxBody, _ = d.size(p.val, fp, DefaultMaxBody)
 		case "body_timeout":
 			g.BodyTimeout, _ = d.duration(p.val, fp)
 		case "write_timeout":
@@ -292,8 +292,9 @@ var sizeRe = regexp.MustCompile(`^([0-9]+)\s*(B|KB|KiB|MB|MiB|GB|GiB)?$`)
 var sizeUnits = map[string]int64{"": 1, "B": 1, "KB": 1e3, "KiB": 1 << 10, "MB": 1e6, "MiB": 1 << 20,
 	"GB": 1e9, "GiB": 1 << 30}
 
-// size reads a positive byte count: a whole number, or text like "8MiB".
-func (d *decoder) size(n ast.Node, path string) (int64, bool) {
+// size reads a positive byte count: a whole number, or text like "8MiB";
+// def is the field's default, for messages.
+func (d *decoder) size(n ast.Node, path string, def int64) (int64, bool) {
 	n = d.resolve(n)
 	var text string
 	switch v := n.(type) {
@@ -315,7 +316,7 @@ func (d *decoder) size(n ast.Node, path string) (int64, bool) {
 		return 0, false
 	}
 	if v == 0 {
-		d.failf(n, path, "must be more than 0; leave the field out to take the default (8MiB)")
+		d.failf(n, path, "must be more than 0; leave the field out to take the default (%s)", SizeText(def))
 		return 0, false
 	}
 	return v * unit, true

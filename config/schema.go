@@ -321,7 +321,7 @@ func (d *decoder) routeField(r *Route, f pair, fp, path string, allowed []string
 			r.Buffered = b
 		}
 	case "max_buffer":
-		if n, ok := d.size(f.val, fp); ok {
+		if n, ok := d.size(f.val, fp, router.DefaultMaxBuffer); ok {
 			if n > math.MaxInt32 {
 				d.failf(f.val, fp, "%d bytes is more than a stream may hold; at most 2GiB", n)
 			} else {

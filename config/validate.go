@@ -339,6 +339,14 @@ func (v *validator) checkReserve(path string, b policy.Budget) {
 func (v *validator) checkFailKinds(path string, kinds []classify.Kind) {
 	fp := child(path, "fail_closed_on")
 	for i, k := range kinds {
+		if j := slices.Index(kinds, k); j < i {
+			first := fmt.Sprintf("also at %s", index(fp, j))
+			if p := v.c.where(index(fp, j), false); p.line > 0 {
+				first = fmt.Sprintf("first at line %d", p.line)
+			}
+			v.fail(index(fp, i), false, nil, "%s is listed twice (%s): list each kind once", quote(string(k)), first)
+			continue
+		}
 		if slices.Contains(failKinds, string(k)) {
 			continue
 		}
