@@ -215,6 +215,10 @@ func openLedger(flag string, env Env) (ledger.Sink, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w (set --ledger or DETOUR_LEDGER to a writable file, or \"-\" for none)", err)
 	}
+	if n := f.Recovered(); n > 0 {
+		fmt.Fprintf(env.Stderr, "detour: ledger %s: %d attempt(s) a stopped detour process left in flight written as %q\n",
+			p, n, ledger.StatusInterrupted)
+	}
 	return f, func() { f.Close() }, nil
 }
 

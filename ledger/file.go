@@ -22,10 +22,15 @@ type File struct {
 	flock  *fileLock // on f's descriptor
 	line   []byte    // one line, reused
 	closed bool
+	j      *journal // this process's attempts in flight (Begin); nil before the first
+
+	recovered int // attempts of dead processes written at OpenFile
 }
 
 // OpenFile opens path for appending, creating it with mode 0o600 when it is
-// missing. Parent directories must exist.
+// missing. Parent directories must exist. It first writes, as
+// StatusInterrupted, every attempt that a dead process began (Begin) and
+// never wrote (see Journal, Recovered).
 func OpenFile(path string) (*File, error) {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
@@ -36,7 +41,13 @@ func OpenFile(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
-	return &File{path: path, f: f, flock: newFileLock(rc)}, nil
+	l := &File{path: path, f: f, flock: newFileLock(rc)}
+	if canJournal {
+		// A journal that cannot be read is left for the next open: the
+		// ledger itself still takes lines.
+		l.recovered, _ = l.recover()
+	}
+	return l, nil
 }
 
 // Path returns the file's path.
@@ -70,6 +81,12 @@ func (l *File) Write(r Record) error {
 	if uerr != nil {
 		return fmt.Errorf("ledger: unlock %s: %w", l.path, uerr)
 	}
+	if l.j != nil {
+		// Its line is in: the attempt is no longer in flight. A journal
+		// that cannot take the end only risks a duplicate at recovery,
+		// which the recovery's look at the ledger's end leaves out.
+		_ = l.j.end(&r)
+	}
 	return nil
 }
 
@@ -81,6 +98,9 @@ func (l *File) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.j != nil {
+		l.j.close() //nolint:errcheck // the ledger's own close decides
+	}
 	if err := l.f.Close(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}

@@ -221,21 +221,46 @@ func TestFile_WriteAfterClose(t *testing.T) {
 	}
 }
 
-func BenchmarkFileWrite(b *testing.B) {
-	l, err := OpenFile(filepath.Join(b.TempDir(), "ledger.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	r := Record{
+// benchRecord is a typical failed attempt's line.
+func benchRecord() Record {
+	return Record{
 		Time: time.Now(), RequestID: "01JXAMPLE0000000000000000", Route: "default",
 		Provider: "openrouter", Model: "meta-llama/llama-3.3-70b-instruct", Hop: 1, Attempt: 1,
 		Failover: true, Status: "http_429", Kind: "transient", Action: "retry",
 		TokensIn: 1200, Seconds: 0.131, WaitSeconds: 2, RetryAfterS: 2,
 		Reason: "HTTP 429 rate_limit_exceeded: Rate limit reached for model in organization on tokens per minute",
 	}
+}
+
+func BenchmarkFileWrite(b *testing.B) {
+	l, err := OpenFile(filepath.Join(b.TempDir(), "ledger.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	r := benchRecord()
 	b.ReportAllocs()
 	for b.Loop() {
+		if err := l.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFileBeginWrite is one journaled attempt: Begin before the
+// send, Write at its end.
+func BenchmarkFileBeginWrite(b *testing.B) {
+	l, err := OpenFile(filepath.Join(b.TempDir(), "ledger.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	r := benchRecord()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Begin(r); err != nil {
+			b.Fatal(err)
+		}
 		if err := l.Write(r); err != nil {
 			b.Fatal(err)
 		}

@@ -2,7 +2,39 @@
 
 package ledger
 
-import "syscall"
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// canJournal: this system has flock, so a journal's lock tells a live
+// process from a dead one (File.Begin).
+const canJournal = true
+
+// tryLock takes an exclusive flock on f without waiting, and reports
+// whether it got it (false: another open file description holds it).
+func tryLock(f *os.File) (bool, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+			if !errors.Is(ferr, syscall.EINTR) {
+				return
+			}
+		}
+	}); err != nil {
+		return false, err
+	}
+	if errors.Is(ferr, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return ferr == nil, ferr
+}
 
 // fileLock takes and releases an exclusive flock on a descriptor through
 // its syscall.RawConn. The lock belongs to the open file description, so

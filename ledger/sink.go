@@ -69,6 +69,19 @@ func (m multi) Write(r Record) error {
 	return errors.Join(errs...)
 }
 
+// Begin passes r to each sink that is a Journal.
+func (m multi) Begin(r Record) error {
+	var errs []error
+	for _, s := range m {
+		if j, ok := s.(Journal); ok {
+			if err := j.Begin(r); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (m multi) Close() error {
 	var errs []error
 	for _, s := range m {

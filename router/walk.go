@@ -343,6 +343,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits, req *llm.
 		w.sends++
 		w.state(t).sends++
 		start := w.clk.Now()
+		w.begin(t, n, idx, start)
 		st, resp, headers, err := w.send(ctx, t, idx, treq, start)
 		now := w.clk.Now()
 		if err == nil {
@@ -370,6 +371,16 @@ func (w *walk) send(ctx context.Context, t *Target, idx int, treq *llm.Request, 
 		resp, headers, err = w.complete(ctx, t, treq, w.limits(idx, start, false))
 	}
 	return st, resp, headers, err
+}
+
+// begin tells a ledger that journals (ledger.Journal) that t's n-th send
+// starts now, so that it is in the ledger even if the process dies before
+// the send ends.
+func (w *walk) begin(t *Target, n, idx int, start time.Time) {
+	if j, ok := w.r.Ledger.(ledger.Journal); ok {
+		_ = j.Begin(ledger.Record{Time: start, RequestID: w.id, Route: w.route.Name, // like record's Write
+			Provider: t.Provider, Model: t.Model, Hop: w.hop, Attempt: n, Failover: idx > 0})
+	}
 }
 
 // attempt returns the record of t's n-th send, begun at start and ended
