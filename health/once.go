@@ -38,6 +38,15 @@ type Once struct {
 	// InFlight bounds a claim (DefaultOnceInFlight when 0); Poll is the
 	// wait between two looks at a key in flight (DefaultOncePoll when 0).
 	InFlight, Poll time.Duration
+	// Ceiling bounds the finished values of the keys' class (Records.Keep):
+	// past it the ones that expire soonest are evicted, and a repeat of
+	// an evicted key is served afresh. A claim in flight is never
+	// evicted, so two callers never run one key's operation at once. The
+	// zero value is no ceiling.
+	Ceiling Ceiling
+	// OnEvict, when set, is called with how many finished values a
+	// Finish evicted to stay within Ceiling.
+	OnEvict func(n int)
 }
 
 // onceRecord is what Records hold under a key: the request's fingerprint
@@ -101,15 +110,19 @@ func (o Once) Begin(ctx context.Context, key, req string, wait bool) (*OnceClaim
 	}
 }
 
-// Finish keeps value as the key's outcome for ttl; a repeat gets it from
-// then on. When it cannot be kept the key is let go (and the error
-// returned), so a repeat is served afresh rather than waiting.
+// Finish keeps value as the key's outcome for ttl, within o.Ceiling; a
+// repeat gets it from then on. When it cannot be kept (larger than the
+// ceiling, say) the key is let go (and the error returned), so a repeat
+// is served afresh rather than waiting.
 func (c *OnceClaim) Finish(value any, ttl time.Duration) error {
 	v, err := json.Marshal(value)
 	if err == nil {
 		var b []byte
 		if b, err = json.Marshal(onceRecord{Request: c.req, Done: true, Value: v}); err == nil {
-			err = c.o.Records.Put(c.key, b, ttl)
+			var n int
+			if n, err = c.o.Records.Keep(c.key, b, ttl, c.o.Ceiling); n > 0 && c.o.OnEvict != nil {
+				c.o.OnEvict(n)
+			}
 		}
 	}
 	if err != nil {

@@ -23,6 +23,15 @@ type Records interface {
 	Get(key string) ([]byte, bool, error)
 	// Delete drops key's value.
 	Delete(key string) error
+	// Keep stores value under key for ttl, as Put does, as one of the
+	// kept records of key's class (RecordClass) that c bounds: to stay
+	// within c it first evicts other kept records of the class, the
+	// soonest to expire first, and returns how many live ones it evicted.
+	// Only kept records are ever evicted: a Claim (a request in flight),
+	// a Put or an Add never is, and a Claim, Put or Delete of key takes
+	// it out of its class. A value that alone is larger than c.Bytes is
+	// not kept (ErrOverCeiling); a zero field of c is no cap.
+	Keep(key string, value []byte, ttl time.Duration, c Ceiling) (evicted int, err error)
 	// Add adds delta to the number key holds (0 when it holds nothing,
 	// and then it keeps the sum for ttl) and returns the sum: a counter,
 	// such as a day's spend, atomic in this process and, for a shared
@@ -33,18 +42,25 @@ type Records interface {
 // MemoryRecords are Records in this process's memory, safe for concurrent
 // use; the zero value is ready. Now, when set, is the clock expiry reads
 // (nil: time.Now). Expired values are dropped as later calls pass them.
+// Kept records (Keep) are counted per class, so a ceiling costs one heap
+// operation per record.
 type MemoryRecords struct {
 	Now func() time.Time
 
-	mu    sync.Mutex
-	vals  map[string]record
+	mu    sync.Mutex // guards vals, kept and swept
+	vals  map[string]*record
+	kept  map[string]*keptClass // by RecordClass
 	swept time.Time
 }
 
-// record is one value and when it expires.
+// record is one value and when it expires; a kept one (Keep) is in its
+// class's heap at idx.
 type record struct {
+	key     string
 	val     []byte
 	expires time.Time
+	class   *keptClass
+	idx     int
 }
 
 // recordSweepEvery is how often, at most, MemoryRecords drops every
@@ -65,26 +81,38 @@ func (m *MemoryRecords) getLocked(key string, now time.Time) ([]byte, bool) {
 		return nil, false
 	}
 	if !now.Before(r.expires) {
-		delete(m.vals, key)
+		m.dropLocked(key)
 		return nil, false
 	}
 	return r.val, true
 }
 
-// putLocked stores a copy of value, and now and then sweeps.
-func (m *MemoryRecords) putLocked(key string, value []byte, ttl time.Duration, now time.Time) {
+// putLocked stores a copy of value, and now and then sweeps; it returns
+// the new record.
+func (m *MemoryRecords) putLocked(key string, value []byte, ttl time.Duration, now time.Time) *record {
 	if m.vals == nil {
-		m.vals = make(map[string]record)
+		m.vals = make(map[string]*record)
 	}
 	if now.Sub(m.swept) >= recordSweepEvery {
 		m.swept = now
 		for k, r := range m.vals {
 			if !now.Before(r.expires) {
-				delete(m.vals, k)
+				m.dropLocked(k)
 			}
 		}
 	}
-	m.vals[key] = record{val: append([]byte(nil), value...), expires: now.Add(ttl)}
+	m.dropLocked(key)
+	r := &record{key: key, val: append([]byte(nil), value...), expires: now.Add(ttl), idx: -1}
+	m.vals[key] = r
+	return r
+}
+
+// dropLocked drops key's value, out of its class when it was kept.
+func (m *MemoryRecords) dropLocked(key string) {
+	if r, ok := m.vals[key]; ok {
+		r.unkeep()
+		delete(m.vals, key)
+	}
 }
 
 // Claim implements Records.
@@ -119,7 +147,7 @@ func (m *MemoryRecords) Get(key string) ([]byte, bool, error) {
 func (m *MemoryRecords) Delete(key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.vals, key)
+	m.dropLocked(key)
 	return nil
 }
 
@@ -134,8 +162,8 @@ func (m *MemoryRecords) Add(key string, delta float64, ttl time.Duration) (float
 			sum += f
 		}
 		r := m.vals[key]
+		r.unkeep() // a counter is never evicted
 		r.val = strconv.AppendFloat(r.val[:0], sum, 'g', -1, 64)
-		m.vals[key] = r
 		return sum, nil
 	}
 	m.putLocked(key, strconv.AppendFloat(nil, sum, 'g', -1, 64), ttl, now)

@@ -34,31 +34,32 @@ func (s *Store) recCall(f func(ctx context.Context) error) bool {
 	return true
 }
 
-// Claim implements health.Records with SET NX PX.
+// Claim implements health.Records with SET NX PX, and takes key out of
+// its class's kept index in the same step (claimScript), so that no
+// eviction can drop the claim of a request in flight.
 func (s *Store) Claim(key string, value []byte, ttl time.Duration) (held []byte, claimed bool, err error) {
 	if s.recCall(func(ctx context.Context) error {
-		ok, err := s.client.SetNX(ctx, s.recKey(key), value, ttl).Result()
+		res, err := claimScript.Run(ctx, s.client, s.keptKeys(key), value, max(ttl.Milliseconds(), 1), key).Slice()
 		if err != nil {
 			return err
 		}
-		if ok {
-			claimed = true
-			return nil
+		if claimed = len(res) > 0 && res[0] == int64(1); !claimed && len(res) > 1 {
+			if v, ok := res[1].(string); ok { // a false (expired in between) is nil: claim again next time
+				held = []byte(v)
+			}
 		}
-		held, err = s.client.Get(ctx, s.recKey(key)).Bytes()
-		if errors.Is(err, redis.Nil) { // expired in between: claim again next time
-			held, err = nil, nil
-		}
-		return err
+		return nil
 	}) {
 		return held, claimed, nil
 	}
 	return s.local.Claim(key, value, ttl)
 }
 
-// Put implements health.Records with SET PX.
+// Put implements health.Records with SET PX, out of key's kept index.
 func (s *Store) Put(key string, value []byte, ttl time.Duration) error {
-	if s.recCall(func(ctx context.Context) error { return s.client.Set(ctx, s.recKey(key), value, ttl).Err() }) {
+	if s.recCall(func(ctx context.Context) error {
+		return putScript.Run(ctx, s.client, s.keptKeys(key), value, max(ttl.Milliseconds(), 1), key).Err()
+	}) {
 		return nil
 	}
 	return s.local.Put(key, value, ttl)
@@ -79,10 +80,12 @@ func (s *Store) Get(key string) (val []byte, found bool, err error) {
 	return s.local.Get(key)
 }
 
-// Delete implements health.Records.
+// Delete implements health.Records, out of key's kept index too.
 func (s *Store) Delete(key string) error {
 	s.local.Delete(key) //nolint:errcheck // memory: never fails
-	s.recCall(func(ctx context.Context) error { return s.client.Del(ctx, s.recKey(key)).Err() })
+	s.recCall(func(ctx context.Context) error {
+		return deleteScript.Run(ctx, s.client, s.keptKeys(key), key).Err()
+	})
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 
 // schemaVersion is the file's PRAGMA user_version once set up; a later
 // change of the schema bumps it and migrates in setup.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // schema creates version 1; migrations[v] takes a file from version v to
 // v+1.
@@ -29,7 +29,9 @@ CREATE INDEX IF NOT EXISTS health_expires ON health(expires);
 PRAGMA user_version = 1;`
 
 // migrations: version 2 adds the records (health.Records: idempotency
-// records, kept answers, daily spend).
+// records, kept answers, daily spend); version 3 their size, set on kept
+// records only (health.Records.Keep), with an index of them by key, so a
+// class's count and bytes are read from the index alone.
 var migrations = map[int]string{1: `
 CREATE TABLE IF NOT EXISTS records (
 	key     TEXT PRIMARY KEY,
@@ -37,7 +39,10 @@ CREATE TABLE IF NOT EXISTS records (
 	expires INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_expires ON records(expires);
-PRAGMA user_version = 2;`}
+PRAGMA user_version = 2;`, 2: `
+ALTER TABLE records ADD COLUMN size INTEGER;
+CREATE INDEX IF NOT EXISTS records_kept ON records(key, expires, size) WHERE size IS NOT NULL;
+PRAGMA user_version = 3;`}
 
 // errNewer is setup's error for a file set up by a later detour.
 var errNewer = errors.New("schema is newer than this detour knows")

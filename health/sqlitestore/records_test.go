@@ -88,7 +88,7 @@ func TestMigratesVersion1(t *testing.T) {
 	db, _ = sql.Open("sqlite", path)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 2 {
-		t.Fatalf("user_version %d (%v), want 2", v, err)
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
+		t.Fatalf("user_version %d (%v), want 3", v, err)
 	}
 }
