@@ -19,6 +19,26 @@ var (
 	staticTarget = &Target{Provider: "detour", Model: "static", Family: "detour-last-resort"}
 )
 
+// The defaults of Router.KeptAnswers. A kept answer is a last resort
+// for a request sent again word for word (keyed by a hash of it), so a
+// thousand cover the repeated requests of a busy route (health checks,
+// canned prompts); 32 MiB leaves each 32 KiB on average, more than a
+// long chat answer's JSON, and is what a small instance can spare. Past
+// either, the answers that expire soonest go first: a request whose
+// answer was evicted gets the route's static answer, or its failure.
+const (
+	DefaultKeptAnswers     = 1000
+	DefaultKeptAnswerBytes = 32 << 20
+)
+
+// keptAnswers returns the ceiling of kept answers.
+func (r *Router) keptAnswers() health.Ceiling {
+	if r.KeptAnswers != nil {
+		return r.KeptAnswers()
+	}
+	return health.Ceiling{Count: DefaultKeptAnswers, Bytes: DefaultKeptAnswerBytes}
+}
+
 // keptAnswer is what the records hold for one request's kept answer.
 type keptAnswer struct {
 	At       time.Time     `json:"at"`
@@ -54,7 +74,8 @@ func requestDigest(route string, req *llm.Request) (string, bool) {
 	return hex.EncodeToString(sum[:]), true
 }
 
-// keepAnswer keeps res's answer for the route's CacheFor.
+// keepAnswer keeps res's answer for the route's CacheFor, within the
+// router's ceiling of kept answers (one over it is not kept).
 func (w *walk) keepAnswer(req *llm.Request, res *Result) {
 	if w.route.CacheFor <= 0 || res.Response == nil {
 		return
@@ -65,7 +86,10 @@ func (w *walk) keepAnswer(req *llm.Request, res *Result) {
 	}
 	b, err := json.Marshal(keptAnswer{At: w.clk.Now(), Target: res.Target.ID(), Response: res.Response})
 	if err == nil {
-		_ = w.r.records().Put(key, b, w.route.CacheFor) // a lost answer costs a last resort, no more
+		// A lost answer costs a last resort, no more.
+		if n, _ := w.r.records().Keep(key, b, w.route.CacheFor, w.r.keptAnswers()); n > 0 && w.r.OnEvict != nil {
+			w.r.OnEvict(n)
+		}
 	}
 }
 

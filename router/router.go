@@ -39,6 +39,18 @@ type Router struct {
 	// per attempt and skip (package telemetry exports them over OTLP). Nil,
 	// the default, traces nothing, at the cost of a nil check.
 	Trace Tracer
+	// Buffers, when set, is the budget of bytes that every Buffered
+	// stream of this router holds against, with every other router
+	// sharing it (see Buffers). Nil means each buffered stream is bounded
+	// by its route's MaxBuffer alone.
+	Buffers *Buffers
+	// KeptAnswers returns the ceiling of the answers kept for routes'
+	// CacheFor (class "answer:" of the records), read at each answer
+	// kept; nil means DefaultKeptAnswers and DefaultKeptAnswerBytes.
+	KeptAnswers func() health.Ceiling
+	// OnEvict, when set, is called with how many kept answers a new one
+	// evicted to stay within KeptAnswers.
+	OnEvict func(n int)
 
 	defaultHealth  *health.Breaker
 	defaultRecords *health.MemoryRecords // kept answers, when the breaker's store keeps no records

@@ -119,6 +119,7 @@ func (w *walk) firstOutput(s *routedStream) (*routedStream, bool, error) {
 	for {
 		if done, err := w.take(s, &f, &s.cur, s.pull()); done {
 			if err != nil {
+				s.unhold()
 				return nil, true, err
 			}
 			return s, true, nil
@@ -178,7 +179,8 @@ func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (boo
 			return true, wt.expired()
 		}
 	}
-	if f.held += chunkSize(*c); f.buffering && f.held > w.route.maxBuffer() {
+	size := chunkSize(*c)
+	if f.held += size; f.buffering && f.held > w.route.maxBuffer() {
 		if w.route.FailOverPastBuffer {
 			// Nothing reached the caller: the runaway answer is
 			// dropped, and the walk moves on as after any failure.
@@ -191,8 +193,31 @@ func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (boo
 		// Past max_buffer the answer stops waiting to be whole: what
 		// is held goes out, and the rest streams as it comes.
 		f.buffering = false
+	} else if f.buffering && !s.hold(size) {
+		// Past the budget of every buffered stream (Router.Buffers),
+		// the same, never a failover: the limit is the process's.
+		f.buffering = false
+		w.r.Buffers.bypassed.Add(1)
 	}
 	return s.flowing && !f.buffering, nil
+}
+
+// hold counts n bytes of a buffered chunk against the router's Buffers,
+// and reports false when the budget is spent.
+func (s *routedStream) hold(n int) bool {
+	if !s.w.r.Buffers.hold(int64(n)) {
+		return false
+	}
+	s.held.Add(int64(n))
+	return true
+}
+
+// unhold gives back what s counted against the router's Buffers: its
+// held chunks went out, or it ended.
+func (s *routedStream) unhold() {
+	if n := s.held.Swap(0); n != 0 {
+		s.w.r.Buffers.release(n)
+	}
 }
 
 // chunkSize is what holding c costs, about: its text and its event.
@@ -230,9 +255,10 @@ type routedStream struct {
 	// reader's: the frames under a read stay small, see gateway
 	// serveStream); it may borrow the target stream's buffer (llm.Chunk).
 	cur     llm.Chunk
-	pending []llm.Chunk // chunks read ahead, served first
-	eof     bool        // inner already ended cleanly (buffered)
-	flowing bool        // output started: each gap is timed by idle
+	pending []llm.Chunk  // chunks read ahead, served first
+	held    atomic.Int64 // bytes of pending counted in w.r.Buffers
+	eof     bool         // inner already ended cleanly (buffered)
+	flowing bool         // output started: each gap is timed by idle
 	usage   llm.Usage
 	model   string // the model the chunks named, if any
 	// phase is how far the chunks handed to the caller took the attempt:
@@ -392,6 +418,7 @@ func (s *routedStream) nextHeld() (llm.Chunk, error) {
 		s.pending[0] = llm.Chunk{} // its strings are the caller's now
 		if s.pending = s.pending[1:]; len(s.pending) == 0 {
 			s.pending = nil // the array goes with the held chunks: a stream holds none once they are out
+			s.unhold()
 		}
 		s.handOut(&c)
 		return c, nil
@@ -458,6 +485,7 @@ func (s *routedStream) Close() error {
 // is fail) with the phase the chunks handed out reached.
 func (s *routedStream) finish(err error) {
 	s.once.Do(func() {
+		s.unhold()
 		s.watch.stop()
 		s.stopIdle()
 		w, a := s.w, s.attempt
