@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/detourhq/detour/internal/yamlnode"
+	"github.com/detourhq/detour/router"
 )
 
 // The defaults of Gateway.
@@ -48,7 +49,8 @@ const (
 var (
 	gatewayFields = []string{"listen", "max_body", "body_timeout", "write_timeout", "drain_delay", "drain_timeout",
 		"keepalive", "max_direct_models", "keys", "metrics_listen", "metrics_key_env",
-		"idempotency_ttl", "idempotency_in_flight", "admin_key_env"}
+		"idempotency_ttl", "idempotency_in_flight", "admin_key_env",
+		"idempotency_max_records", "idempotency_max_bytes", "cache_max_answers", "cache_max_bytes", "buffered_max_bytes"}
 	clientKeyFields = []string{"key_env", "sha256", "routes", "max_concurrent", "requests_per_minute", "burst", "daily_cost_limit"}
 )
 
@@ -114,7 +116,49 @@ type Gateway struct {
 	// (idempotency_in_flight: wait, the default) it waits for the first
 	// and gets its answer.
 	IdempotencyConflict bool
+	// IdempotencyMaxRecords and IdempotencyMaxBytes are the ceiling of the
+	// kept Idempotency-Key answers, by count and by size (key and record,
+	// in bytes): past either, the answers that expire soonest are evicted
+	// (detour_records_evicted_total{store="idempotency"}), and a repeat
+	// of an evicted key is served afresh, with a new send. A request in
+	// flight is never evicted. 0 means DefaultIdempotencyMaxRecords and
+	// DefaultIdempotencyMaxBytes.
+	IdempotencyMaxRecords int
+	IdempotencyMaxBytes   int64
+	// CacheMaxAnswers and CacheMaxBytes are the ceiling of the answers
+	// kept for routes' cache_answers, by count and by size, shared by
+	// every route (router.Router.KeptAnswers): past either, the answers
+	// that expire soonest are evicted
+	// (detour_records_evicted_total{store="answers"}). 0 means
+	// router.DefaultKeptAnswers and router.DefaultKeptAnswerBytes.
+	CacheMaxAnswers int
+	CacheMaxBytes   int64
+	// BufferedMaxBytes caps the bytes that the streams of buffered routes
+	// hold together, in this process (router.Buffers): past it a
+	// buffered stream sends what it holds and streams the rest, as past
+	// its route's max_buffer, and a new one streams at once
+	// (detour_buffer_bypassed_total). 0 means DefaultBufferedMaxBytes.
+	BufferedMaxBytes int64
 }
+
+// The defaults of the ceilings on what clients grow. Each bounds memory
+// (or, in a shared store, the store) whatever clients send; the three
+// together come to 160 MiB, what a small instance can spare beside its
+// streams.
+const (
+	// DefaultIdempotencyMaxRecords: a client retries an Idempotency-Key
+	// within seconds to minutes of its first send (a timeout, a
+	// reconnect); ten thousand answers cover over a quarter of an hour of
+	// distinct keys at 10 requests a second, oldest evicted first.
+	DefaultIdempotencyMaxRecords = 10_000
+	// DefaultIdempotencyMaxBytes: 64 MiB, 6.5 KiB an answer at the full
+	// count (a chat answer's JSON is 1 to 10 KiB); a kept answer is at
+	// most 4 MiB.
+	DefaultIdempotencyMaxBytes = 64 << 20
+	// DefaultBufferedMaxBytes: 64 MiB, sixteen streams at the default
+	// max_buffer (4 MiB) or thousands of ordinary answers at once.
+	DefaultBufferedMaxBytes = 64 << 20
+)
 
 // DefaultIdempotencyTTL is how long an idempotent answer is kept: a day,
 // as payment APIs keep theirs.
@@ -148,6 +192,21 @@ func (g Gateway) WithDefaults() Gateway {
 	}
 	if g.IdempotencyTTL == 0 {
 		g.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	if g.IdempotencyMaxRecords <= 0 {
+		g.IdempotencyMaxRecords = DefaultIdempotencyMaxRecords
+	}
+	if g.IdempotencyMaxBytes <= 0 {
+		g.IdempotencyMaxBytes = DefaultIdempotencyMaxBytes
+	}
+	if g.CacheMaxAnswers <= 0 {
+		g.CacheMaxAnswers = router.DefaultKeptAnswers
+	}
+	if g.CacheMaxBytes <= 0 {
+		g.CacheMaxBytes = router.DefaultKeptAnswerBytes
+	}
+	if g.BufferedMaxBytes <= 0 {
+		g.BufferedMaxBytes = DefaultBufferedMaxBytes
 	}
 	return g
 }
@@ -227,6 +286,16 @@ func (d *decoder) gateway(n ast.Node) {
 			g.MaxDirectModels, _ = d.integer(p.val, fp)
 		case "idempotency_ttl":
 			g.IdempotencyTTL, _ = d.delay(p.val, fp, DefaultIdempotencyTTL)
+		case "idempotency_max_records":
+			g.IdempotencyMaxRecords, _ = d.count(p.val, fp, DefaultIdempotencyMaxRecords)
+		case "idempotency_max_bytes":
+			g.IdempotencyMaxBytes, _ = d.size(p.val, fp, DefaultIdempotencyMaxBytes)
+		case "cache_max_answers":
+			g.CacheMaxAnswers, _ = d.count(p.val, fp, router.DefaultKeptAnswers)
+		case "cache_max_bytes":
+			g.CacheMaxBytes, _ = d.size(p.val, fp, router.DefaultKeptAnswerBytes)
+		case "buffered_max_bytes":
+			g.BufferedMaxBytes, _ = d.size(p.val, fp, DefaultBufferedMaxBytes)
 		case "idempotency_in_flight":
 			if v, ok := d.word(p.val, fp, []string{"wait", "conflict"},
 				"is not what a repeat of a request in flight can get: write wait (it waits for the first one's answer) or conflict (it gets 409)"); ok {
@@ -320,6 +389,17 @@ func (d *decoder) size(n ast.Node, path string, def int64) (int64, bool) {
 		return 0, false
 	}
 	return v * unit, true
+}
+
+// count reads a ceiling's count: a whole number above 0 (a store that
+// clients grow always has one); def is the default, for messages.
+func (d *decoder) count(n ast.Node, path string, def int) (int, bool) {
+	v, ok := d.integer(n, path)
+	if ok && v <= 0 {
+		d.failf(n, path, "must be more than 0 (what clients send always has a ceiling); leave the field out for the default (%d)", def)
+		return 0, false
+	}
+	return v, ok
 }
 
 // delay reads a wait that 0 (or "0s") turns off, which it returns as -1;
