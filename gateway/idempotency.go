@@ -52,7 +52,7 @@ func (c *call) idempotent(ctx context.Context, body []byte) (answered bool, fini
 	}
 	key := "idem:" + digest(name, c.d.String(), c.idem)
 	fp := digest(c.r.URL.Path, string(body))
-	once := health.Once{Records: s.records}
+	once := health.Once{Records: s.records, Ceiling: s.idempotencyCeiling(), OnEvict: s.idempotencyEvicted}
 	for {
 		claim, kept, err := once.Begin(ctx, key, fp, !s.v().gw.IdempotencyConflict)
 		switch {
@@ -104,6 +104,32 @@ func (c *call) keep(claim *health.OnceClaim, tee *teeWriter) {
 		c.s.log.Warn("idempotency record not kept", "id", c.id, "error", err)
 	}
 }
+
+// idempotencyCeiling is the ceiling of kept Idempotency-Key answers
+// (gateway.idempotency_max_records and _bytes).
+func (s *Server) idempotencyCeiling() health.Ceiling {
+	g := s.v().gw
+	return health.Ceiling{Count: g.IdempotencyMaxRecords, Bytes: g.IdempotencyMaxBytes}
+}
+
+// idempotencyEvicted counts n kept Idempotency-Key answers evicted.
+func (s *Server) idempotencyEvicted(n int) {
+	s.metrics.evicted.With(evictedIdempotency).Add(float64(n))
+}
+
+// keptAnswers is the router's ceiling of answers kept for cache_answers
+// (gateway.cache_max_answers and _bytes), read at each answer kept.
+func (s *Server) keptAnswers() health.Ceiling {
+	g := s.v().gw
+	return health.Ceiling{Count: g.CacheMaxAnswers, Bytes: g.CacheMaxBytes}
+}
+
+// answersEvicted counts n answers kept for cache_answers evicted.
+func (s *Server) answersEvicted(n int) { s.metrics.evicted.With(evictedAnswers).Add(float64(n)) }
+
+// bufferedMax is the budget of every buffered stream together
+// (gateway.buffered_max_bytes), read at each chunk held.
+func (s *Server) bufferedMax() int64 { return s.v().gw.BufferedMaxBytes }
 
 // replay answers with a kept answer.
 func (c *call) replay(rec idemAnswer) {

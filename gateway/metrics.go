@@ -52,6 +52,12 @@ const (
 	OutcomeRejected = "rejected"
 )
 
+// The store label values of detour_records_evicted_total.
+const (
+	evictedIdempotency = "idempotency"
+	evictedAnswers     = "answers"
+)
+
 // latencyBuckets cover a fast local model to a slow long answer, in seconds.
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
@@ -75,6 +81,7 @@ type metrics struct {
 	recoveryLatency *prom.Histogram
 	recoveryCost    *prom.Counter
 	inflight        *prom.Gauge
+	evicted         *prom.CounterVec
 
 	// parked maps a health key (a target's "provider/model", or an
 	// "account:" or "endpoint:" key) parked by an attempt seen here to the
@@ -118,6 +125,21 @@ func newMetrics(s *Server) *metrics {
 	m.recoveryCost = reg.Counter("detour_recovery_added_cost_usd_total",
 		"USD that recovery added: failed attempts' cost plus what the answering target cost over the first candidate.").With()
 	m.inflight = reg.Gauge("detour_inflight_requests", "Requests being served now.")
+	m.evicted = reg.Counter("detour_records_evicted_total",
+		"Kept records evicted to stay within their ceiling, by store: idempotency (Idempotency-Key answers, "+
+			"gateway.idempotency_max_records/_bytes: a repeat of an evicted key is served afresh) and answers "+
+			"(cache_answers, gateway.cache_max_answers/_bytes). The ones that expire soonest go first.",
+		"store")
+	m.evicted.With(evictedIdempotency)
+	m.evicted.With(evictedAnswers)
+	reg.GaugeFunc("detour_buffered_bytes",
+		"Bytes the streams of buffered routes hold now, all together (gateway.buffered_max_bytes caps them).", nil,
+		func(emit func(float64, ...string)) { emit(float64(s.router.Buffers.Held())) })
+	reg.CounterFunc("detour_buffer_bypassed_total",
+		"Buffered streams that stopped waiting to be whole because every buffered stream together held "+
+			"gateway.buffered_max_bytes: what they held went out and the rest streamed (a cut then ends "+
+			"with an error event, no longer a failover).", nil,
+		func(emit func(float64, ...string)) { emit(float64(s.router.Buffers.Bypassed())) })
 	reg.GaugeFunc("detour_health_store_up",
 		"1 while the health store (kind: memory, sqlite, redis) is in use; 0 while a shared store cannot be "+
 			"reached and this process parks and probes on its own memory (synced when the store returns).",

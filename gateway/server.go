@@ -161,7 +161,8 @@ func New(cfg Config) (*Server, error) {
 	s.listen, s.mlisten = v.gw.Listen, v.gw.MetricsListen
 	s.hard, s.hardStop = context.WithCancel(context.Background())
 	s.router = (&router.Router{Health: s.health, Ledger: cfg.Ledger, Clock: cfg.Clock, OnAttempt: s.onAttempt,
-		Trace: cfg.Trace}).Init()
+		Trace: cfg.Trace, Buffers: &router.Buffers{Limit: s.bufferedMax}, KeptAnswers: s.keptAnswers,
+		OnEvict: s.answersEvicted}).Init()
 	if x, ok := cfg.Trace.(traceExtractor); ok {
 		s.extract = x.Extract
 	}
