@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test deps unit race stack fuzz vet bench bench-gateway bench-baseline demo build build-pprof
+.PHONY: test deps unit race stack fuzz vet bench bench-gateway bench-baseline soak demo build build-pprof
 
 ## test: vet, every test with the race detector, the tests that need a build
 ## without it (stack sizes), then a short run of each fuzz target
@@ -81,3 +81,12 @@ bench-gateway:
 REV ?= HEAD~1
 bench-baseline:
 	./scripts/bench-baseline.sh $(REV) $(BENCH_ARGS)
+
+## soak: `detour serve` under SOAK (10 minutes) of mixed traffic at small
+## ceilings (distinct Idempotency-Keys, cached answers, buffered streams),
+## its VmRSS sampled; fails on any failed request or on VmRSS growing more
+## than 256 KiB/min after the warm-up (see bench/gateway/soak.go; SOAK=2m for
+## a shorter run, BENCH_ARGS for its -soak-* flags)
+SOAK ?= 10m
+soak:
+	$(GO) run ./bench/gateway -soak $(SOAK) $(BENCH_ARGS)

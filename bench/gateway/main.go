@@ -105,6 +105,7 @@ type options struct {
 	slowPieces       int
 	slowGap          time.Duration
 	slowRamp         time.Duration
+	soak             soakOptions
 }
 
 func main() {
@@ -144,6 +145,7 @@ func main() {
 	flag.DurationVar(&o.slowGap, "slow-gap", 50*time.Millisecond, "time between the chunks of a slow stream")
 	flag.DurationVar(&o.slowRamp, "slow-ramp", 2*time.Second, "time over which the slow streams' connections open, evenly spread")
 	flag.BoolVar(&o.cgo, "cgo", false, "build the three binaries with cgo (Go's default where a C compiler is found) instead of as `make build` builds detour: static, CGO_ENABLED=0")
+	soakFlags(&o.soak)
 	flag.Parse()
 	var err error
 	if o.conns, err = parseInts(conns); err != nil || len(o.conns) == 0 {
@@ -260,6 +262,9 @@ func (b *bench) run() error {
 	b.loadStart = loadAvg()
 	if err := b.build(); err != nil {
 		return err
+	}
+	if b.opt.soak.duration > 0 {
+		return b.runSoak()
 	}
 	b.up, err = startProc("upstream", filepath.Join(dir, "upstream.log"), b.bins["upstream"],
 		"-fail-retry-after", b.opt.park.String(), "-latency", b.opt.latency.String(), "-per-chunk", b.opt.perChunk.String(),
