@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -246,9 +247,11 @@ func (o *Output) read() (keep [][2]int64, good int64, pending int, err error) {
 }
 
 // rewrite replaces the file by its kept lines, atomically: a new file,
-// locked, written, synced, renamed over the old.
+// locked, written, synced, renamed over the old. The new file's name is
+// new too (os.CreateTemp): a fixed one could be a file of the user's,
+// the run's input even, and would be truncated.
 func (o *Output) rewrite(keep [][2]int64) error {
-	tmp, err := os.OpenFile(o.Path+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	tmp, err := os.CreateTemp(filepath.Dir(o.Path), "."+filepath.Base(o.Path)+".*.tmp")
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/detourhq/detour/batch"
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/internal/samefile"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
@@ -108,16 +109,17 @@ func runBatch(cmd *cobra.Command, env Env, f batchFlags, inPath string) error {
 		}
 		budget = &b
 	}
-	absIn, err1 := filepath.Abs(inPath)
-	absOut, err2 := filepath.Abs(f.output)
-	if err := errors.Join(err1, err2); err != nil {
+	absOut, err := filepath.Abs(f.output)
+	if err != nil {
 		return withCode(ExitUsage, err)
-	}
-	if absIn == absOut {
-		return withCode(ExitUsage, errors.New("-o must name another file than the input"))
 	}
 	cfg, err := loadConfig(cmd, env)
 	if err != nil {
+		return err
+	}
+	outputs := append(stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath),
+		samefile.File{What: "-o", Path: f.output, Fix: "choose another -o"})
+	if err := checkFiles(outputs, samefile.File{What: "the input", Path: inPath}, configInput(cfg)); err != nil {
 		return err
 	}
 	rpm, err := parseRPM(cfg, f.rpm)

@@ -339,7 +339,7 @@ func TestBatch_CommandLineMistakes(t *testing.T) {
 		want string
 	}{
 		{"no output", []string{"batch", in}, ExitUsage, "-o OUT.jsonl is required"},
-		{"output is the input", []string{"batch", in, "-o", in}, ExitUsage, "another file than the input"},
+		{"output is the input", []string{"batch", in, "-o", in}, ExitUsage, "are one file (the same path)"},
 		{"bad rpm", []string{"batch", in, "-o", filepath.Join(dir, "o1"), "--rpm", "p1"}, ExitUsage, "PROVIDER=N"},
 		{"rpm of an unknown provider", []string{"batch", in, "-o", filepath.Join(dir, "o2"), "--rpm", "nosuch=30"}, ExitUsage, `no provider "nosuch"`},
 		{"bad budget", []string{"batch", in, "-o", filepath.Join(dir, "o3"), "--budget", "fast"}, ExitUsage, "interactive or batch"},
