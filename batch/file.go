@@ -37,7 +37,8 @@ type Input struct {
 	f *os.File
 }
 
-// OpenInput opens the batch file at path and reads it once through.
+// OpenInput opens the batch file at path and reads it once through. A
+// file in which two lines name one id is refused (*DuplicateIDError).
 func OpenInput(path string) (*Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -45,13 +46,23 @@ func OpenInput(path string) (*Input, error) {
 	}
 	in := &Input{Path: path, f: f}
 	h := sha256.New()
+	var ids idSet
 	err = scanLines(io.TeeReader(f, h), func(n int, line []byte, tooLong bool) bool {
 		in.Items++
-		if in.Format == "" && !tooLong {
-			if _, format, err := ParseLine(line, n, ""); err == nil {
+		if tooLong {
+			return true
+		}
+		id, ok := "", false
+		if in.Format != "" {
+			id, ok = quickID(line)
+		}
+		if !ok {
+			var format Format
+			if id, format = lineIDOf(line, n, in.Format); in.Format == "" {
 				in.Format = format
 			}
 		}
+		ids.add(id, n)
 		return true
 	})
 	if err != nil {
@@ -60,6 +71,10 @@ func OpenInput(path string) (*Input, error) {
 	}
 	if in.Format == "" {
 		in.Format = Native
+	}
+	if err := ids.err(path, in.Format); err != nil {
+		f.Close()
+		return nil, err
 	}
 	in.Digest = hex.EncodeToString(h.Sum(nil))
 	return in, nil

@@ -215,7 +215,6 @@ func (r *Runner) reset(total int, now time.Time) {
 // feed reads in's lines, writes the input errors, skips what out holds,
 // and hands the rest to the workers.
 func (r *Runner) feed(ctx context.Context, in *Input, out *Output, clk clock.Clock, jobs chan<- job, fail func(error)) error {
-	seen := map[string]int{}             // id -> the first line naming it
 	routes := map[string]*router.Route{} // resolved names
 	routeErr := map[string]error{}
 	var werr error
@@ -233,16 +232,9 @@ func (r *Runner) feed(ctx context.Context, in *Input, out *Output, clk clock.Clo
 				errors.As(err, &ierr)
 			}
 		}
-		id := it.ID
+		id := it.ID // unique in the file: OpenInput refuses a file that repeats one
 		if ierr != nil {
 			id = ierr.ID
-		}
-		if first, dup := seen[id]; dup && id != "" {
-			if ierr == nil {
-				ierr = &InputError{Line: n, ID: id, Msg: fmt.Sprintf("duplicate id %q (first on line %d)", id, first)}
-			}
-		} else if id != "" {
-			seen[id] = n
 		}
 		var route *router.Route
 		if ierr == nil {

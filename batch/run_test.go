@@ -235,14 +235,14 @@ func TestRelease_FindsTheRoutersKeptAnswer(t *testing.T) {
 
 func TestRun_BadLinesAreReportedAndWrittenAndNeverStopTheRun(t *testing.T) {
 	g := newRig(t)
-	in := g.items(3, `{"id":"a1","prompt":"again"}`, `{"id":"b","prompt":"x","route":"nope"}`, `{oops`, `{"id":"c"}`)
+	in := g.items(3, `{"id":"d","prompt":" "}`, `{"id":"b","prompt":"x","route":"nope"}`, `{oops`, `{"id":"c"}`)
 	out := filepath.Join(g.dir, "out.jsonl")
 	var told []string
 	sum, err := g.run(func(r *Runner) { r.OnInvalid = func(e *InputError) { told = append(told, e.Error()) } }, in, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`line 4: duplicate id "a1" (first on line 2)`, `line 5: route "nope": unknown route "nope"`,
+	want := []string{`line 4: prompt is empty`, `line 5: route "nope": unknown route "nope"`,
 		"line 6: not a JSON object", "line 7: no request"}
 	if len(told) != len(want) {
 		t.Fatalf("told %q", told)
@@ -256,7 +256,7 @@ func TestRun_BadLinesAreReportedAndWrittenAndNeverStopTheRun(t *testing.T) {
 	if sum.Answered != 3 || sum.Invalid != 4 || lines != 7 {
 		t.Fatalf("summary %+v, %d lines", sum, lines)
 	}
-	if e := got["line 4"]; e["status"] != "error" || e["id"] != "a1" || e["error"].(map[string]any)["kind"] != KindInvalidInput {
+	if e := got["line 4"]; e["status"] != "error" || e["id"] != "d" || e["error"].(map[string]any)["kind"] != KindInvalidInput {
 		t.Fatalf("line 4's result = %v", e)
 	}
 	// A rerun writes none of them again.

@@ -298,7 +298,7 @@ func TestBatch_ReportsBadLinesAndJSONProgress(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, []byte(`{"id":"a","prompt":"x"}
 {"id":"b","prompt":"y","max_tokens":-1}
-{"id":"a","prompt":"z"}
+{"id":"d","prompt":" "}
 {"id":"c","messages":[{"role":"user","content":"w"}],"target":"p2/m"}
 `), 0o600)
 	out := filepath.Join(dir, "out.jsonl")
@@ -306,7 +306,7 @@ func TestBatch_ReportsBadLinesAndJSONProgress(t *testing.T) {
 	if code != ExitFailed || stdout != "" {
 		t.Fatalf("exit %d, stdout %q; want 1 and nothing on stdout\n%s", code, stdout, errOut)
 	}
-	for _, want := range []string{"line 2: max_tokens must be at least 1, not -1", `line 3: duplicate id "a" (first on line 1)`,
+	for _, want := range []string{"line 2: max_tokens must be at least 1, not -1", "line 3: prompt is empty",
 		"batch: 4 of 4 items done", "2 answered", "2 invalid", "1 failovers"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)

@@ -135,3 +135,29 @@ func TestBatch_RefusesAnOutputThatIsAnInput(t *testing.T) {
 	}
 	refusesEach(t, cases, batchDir, "in.jsonl", "ledger.jsonl", "detour.yaml")
 }
+
+// Two lines with one id gave two result lines with one id. The file is
+// refused before any send (nothing billed), naming both lines, and no
+// output is made.
+func TestBatch_RefusesRepeatedIDsBeforeAnySend(t *testing.T) {
+	_, sends, vars, dir := batchFixture(t)
+	in := filepath.Join(dir, "in.jsonl")
+	body := `{"id":"item-1","prompt":"Say hello to item-1."}
+{"id":"item-2","prompt":"Say hello to item-2."}
+{"id":"item-1","prompt":"Say hello again to item-1."}
+`
+	if err := os.WriteFile(in, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	code, errOut := runRefused(t, dir, vars, "batch", "in.jsonl", "-o", "out.jsonl")
+	if code != ExitUsage || !strings.Contains(errOut, `line 3 repeats "item-1" of line 1`) || !strings.Contains(errOut, "nothing was sent") {
+		t.Fatalf("exit %d, want %d naming lines 1 and 3; stderr:\n%s", code, ExitUsage, errOut)
+	}
+	if n := len(sends.counts()); n != 0 {
+		t.Fatalf("%d item(s) reached a provider, want none: %v", n, sends.counts())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the output was made (%v), want none", err)
+	}
+}
