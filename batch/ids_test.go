@@ -92,3 +92,11 @@ func TestOpenInput_LinesWithoutIDsAreNoRepeats(t *testing.T) {
 		t.Fatalf("OpenInput = %v, %v", in, err)
 	}
 }
+
+func TestParseLine_OpenAILineSaysItHasSideEffects(t *testing.T) {
+	line := `{"custom_id":"r1","method":"POST","url":"/v1/chat/completions","non_idempotent":true,"body":{"messages":[{"role":"user","content":"hi"}]}}`
+	it, _, err := ParseLine([]byte(line), 1, OpenAI)
+	if err != nil || !it.NonIdempotent || strings.Contains(string(it.Request.Raw.Body), "non_idempotent") {
+		t.Fatalf("item %+v, %v: want NonIdempotent, and a body without detour's field", it, err)
+	}
+}

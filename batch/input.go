@@ -43,6 +43,12 @@ type Item struct {
 	// Route is the route or provider/model target the line names (an
 	// OpenAI line's body.model); empty means the run's default.
 	Route string
+	// NonIdempotent says the request has side effects: once sent, an
+	// attempt whose outcome is unknown (a reset or a timeout after the
+	// send) is never sent again (router.Options.NonIdempotent). The
+	// line's non_idempotent field sets it; without one it is set when the
+	// request carries tools, whose calls may act on the world.
+	NonIdempotent bool
 	// Request is what to send. An OpenAI line's request carries its body
 	// raw (llm.Request.Raw), so a target of OpenAI's dialect gets it as
 	// written; what a target of another dialect would have to carry
@@ -155,6 +161,7 @@ type nativeLine struct {
 	ResponseFormat json.RawMessage `json:"response_format"`
 	Tools          []chatTool      `json:"tools"`
 	ToolChoice     json.RawMessage `json:"tool_choice"`
+	NonIdempotent  *bool           `json:"non_idempotent"`
 }
 
 func parseNative(line []byte) (Item, error) {
@@ -203,17 +210,32 @@ func parseNative(line []byte) (Item, error) {
 	if err := fillOptions(req, in.MaxTokens, in.Stop, in.ResponseFormat, in.Tools, in.ToolChoice); err != nil {
 		return it, err
 	}
-	it.Request = req
+	it.Request, it.NonIdempotent = req, nonIdempotent(in.NonIdempotent, req)
 	return it, nil
 }
 
-// openAILine is an OpenAI Batch API input line.
-type openAILine struct {
-	CustomID json.RawMessage `json:"custom_id"`
-	Method   string          `json:"method"`
-	URL      string          `json:"url"`
-	Body     json.RawMessage `json:"body"`
+// nonIdempotent is a line's non_idempotent field, or when it has none
+// whether its request carries tools.
+func nonIdempotent(field *bool, req *llm.Request) bool {
+	if field != nil {
+		return *field
+	}
+	return len(req.Tools) > 0
 }
+
+// openAILine is an OpenAI Batch API input line, and detour's
+// non_idempotent beside its fields (the body goes to providers as
+// written: nothing of detour's belongs in it).
+type openAILine struct {
+	CustomID      json.RawMessage `json:"custom_id"`
+	Method        string          `json:"method"`
+	URL           string          `json:"url"`
+	Body          json.RawMessage `json:"body"`
+	NonIdempotent *bool           `json:"non_idempotent"`
+}
+
+// openAIFields are the fields of an OpenAI batch line detour reads.
+var openAIFields = []string{"custom_id", "method", "url", "body", "non_idempotent"}
 
 // chatBody is the part of a chat completions body detour reads.
 type chatBody struct {
@@ -240,8 +262,8 @@ var covered = []string{"model", "messages", "tools", "tool_choice", "max_tokens"
 
 func parseOpenAI(line []byte, keys map[string]json.RawMessage) (Item, error) {
 	for k := range keys {
-		if !slices.Contains([]string{"custom_id", "method", "url", "body"}, k) {
-			return Item{}, fmt.Errorf("unknown field %q (an OpenAI batch line has custom_id, method, url, body)", k)
+		if !slices.Contains(openAIFields, k) {
+			return Item{}, fmt.Errorf("unknown field %q (an OpenAI batch line has custom_id, method, url, body, and detour's non_idempotent)", k)
 		}
 	}
 	var in openAILine
@@ -297,7 +319,7 @@ func parseOpenAI(line []byte, keys map[string]json.RawMessage) (Item, error) {
 	}
 	slices.Sort(req.Needs)
 	req.Raw = &llm.Raw{Dialect: "openai", Body: append([]byte(nil), body...)}
-	it.Request = req
+	it.Request, it.NonIdempotent = req, nonIdempotent(in.NonIdempotent, req)
 	return it, nil
 }
 

@@ -347,7 +347,7 @@ func (r *Runner) take(id string) reqCount {
 // send runs one item to its outcome; nil when the run was cancelled
 // before it had one (it is not written: a rerun sends it).
 func (r *Runner) send(ctx context.Context, clk clock.Clock, it Item, route *router.Route) *outcome {
-	opts := router.Options{NonIdempotent: len(it.Request.Tools) > 0}
+	opts := router.Options{NonIdempotent: it.NonIdempotent}
 	kept := false
 	if r.Scope != "" {
 		opts.IdempotencyKey = r.Scope + "/" + it.ID

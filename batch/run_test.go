@@ -351,3 +351,33 @@ func TestRun_CancelWritesNothingInFlight(t *testing.T) {
 		t.Fatalf("results file = %q, want nothing written for cancelled items", b)
 	}
 }
+
+// An item that says it has side effects is never sent again once its
+// outcome is unknown (the connection reset after the send); the same item
+// without the field is retried and answered, as before.
+func TestRun_NonIdempotentItemIsNotSentAgainAfterAReset(t *testing.T) {
+	for _, tt := range []struct {
+		name, field string
+		sends       int
+		status      string
+	}{
+		{"said to have side effects", `,"non_idempotent":true`, 1, "error"},
+		{"said nothing", ``, 2, "ok"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newRig(t)
+			g.srv.Enqueue("p1", "m", sim.Fault{Kind: sim.Reset})
+			in, out := g.items(0, `{"id":"book","prompt":"book the room"`+tt.field+`}`), filepath.Join(g.dir, "out.jsonl")
+			if _, err := g.run(nil, in, out); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := results(t, out)
+			if n := g.srv.Stats().Total(); n != tt.sends || got["book"]["status"] != tt.status {
+				t.Fatalf("%d sends, result %v; want %d sends and %s", n, got["book"], tt.sends, tt.status)
+			}
+			if tt.status == "error" && !strings.Contains(fmt.Sprint(got["book"]["error"]), "not idempotent") {
+				t.Errorf("error = %v, want it to say the request is not idempotent", got["book"]["error"])
+			}
+		})
+	}
+}
