@@ -90,6 +90,9 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	if err := checkStart(route, f.start); err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if err := checkFiles(stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath), configInput(cfg)); err != nil {
+		return err
+	}
 	r, closeRouter, err := openRouter(cmd.Context(), cfg, env, f.ledgerPath)
 	if err != nil {
 		return withCode(ExitConfig, err)

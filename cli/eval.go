@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/detourhq/detour/eval/results"
 	"github.com/detourhq/detour/eval/suites"
 	"github.com/detourhq/detour/grade"
+	"github.com/detourhq/detour/internal/durable"
+	"github.com/detourhq/detour/internal/samefile"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
 )
@@ -131,6 +132,9 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if err := checkFiles(evalOutputs(cfg, env, f), configInput(cfg), suiteInput(f.suite)); err != nil {
+		return err
+	}
 	rt, closeRouter, err := openRouter(cmd.Context(), cfg, env, f.ledgerPath)
 	if err != nil {
 		return withCode(ExitConfig, err)
@@ -179,6 +183,25 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 		return withCode(ExitFailed, runErr)
 	}
 	return nil
+}
+
+// evalOutputs are the files a run writes: the ledger and health store,
+// then --results (unless --check, which writes none) and --proposal.
+func evalOutputs(cfg *config.Config, env Env, f evalFlags) []samefile.File {
+	out := stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath)
+	if !f.checkOnly {
+		out = append(out, samefile.File{What: "--results", Path: f.results, Fix: "choose another --results"},
+			samefile.File{What: "--proposal", Path: f.proposal, Fix: "choose another --proposal"})
+	}
+	return out
+}
+
+// suiteInput is --suite's file; none for the built-in suite.
+func suiteInput(name string) samefile.File {
+	if name == "builtin" {
+		name = ""
+	}
+	return samefile.File{What: "the suite", Path: name}
 }
 
 // loadSuite reads --suite: the built-in suite, or a file.
@@ -257,8 +280,11 @@ func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.Build
 	snippet := eval.Snippet(fmt.Sprintf("proposed by detour eval on %s: suite %s (%s), %d rep(s)\nquality first (bands of accuracy within %.0f points), then cost per correct answer; billing pools interleaved",
 		time.Now().UTC().Format("2006-01-02"), suite.Name, short12(rep.Digest), f.reps, 100*max(f.tie, 0)), rep.Proposals)
 	if f.proposal != "" {
-		if err := writeFileAtomic(f.proposal, []byte(snippet)); err != nil {
+		if err := durable.WriteFile(f.proposal, 0o644, func(w io.Writer) error {
+			_, err := io.WriteString(w, snippet)
 			return err
+		}); err != nil {
+			return fmt.Errorf("--proposal: %w", err)
 		}
 	}
 	if f.asJSON {
@@ -269,20 +295,6 @@ func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.Build
 	eval.WriteTable(env.Stdout, rep)
 	fmt.Fprintln(env.Stdout)
 	io.WriteString(env.Stdout, snippet) //nolint:errcheck // stdout
-	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file renamed
-// over it, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
 	return nil
 }
 

@@ -136,6 +136,59 @@ func TestBatch_RefusesAnOutputThatIsAnInput(t *testing.T) {
 	refusesEach(t, cases, batchDir, "in.jsonl", "ledger.jsonl", "detour.yaml")
 }
 
+// evalDir is batchDir with the suite sums.yaml.
+func evalDir(t *testing.T) (string, map[string]string) {
+	dir, vars := batchDir(t)
+	evalSuite(t, dir, false)
+	return dir, vars
+}
+
+// eval writes --results, --proposal and the ledger; it reads --suite and
+// the config.
+func TestEval_RefusesOutputsThatAreItsInputsOrEachOther(t *testing.T) {
+	eval := func(more ...string) []string {
+		return append([]string{"eval", "--suite", "sums.yaml", "--targets", "p1/m", "--reps", "1"}, more...)
+	}
+	cases := []clobberCase{
+		{"--results a hard link to the suite", func(t *testing.T, dir string) []string {
+			link(t, dir, "sums.yaml", "r.jsonl", false)
+			return eval("--results", "r.jsonl")
+		}},
+		{"--proposal the config", func(t *testing.T, dir string) []string {
+			return eval("--results", "r.jsonl", "--proposal", "./detour.yaml")
+		}},
+		{"--proposal a hard link to the config", func(t *testing.T, dir string) []string {
+			link(t, dir, "detour.yaml", "p.yaml", false)
+			return eval("--results", "r.jsonl", "--proposal", "p.yaml")
+		}},
+		{"--proposal a symbolic link to the suite", func(t *testing.T, dir string) []string {
+			link(t, dir, "sums.yaml", "p.yaml", true)
+			return eval("--results", "r.jsonl", "--proposal", "p.yaml")
+		}},
+		{"--results the ledger", func(t *testing.T, dir string) []string {
+			return eval("--results", "ledger.jsonl")
+		}},
+		{"--proposal the new --results", func(t *testing.T, dir string) []string {
+			return eval("--results", "new.jsonl", "--proposal", "./new.jsonl")
+		}},
+	}
+	refusesEach(t, cases, evalDir, "sums.yaml", "detour.yaml", "ledger.jsonl")
+}
+
+// ask and probe append the ledger: never to the config they read.
+func TestLedger_RefusedWhenItIsTheConfig(t *testing.T) {
+	cases := []clobberCase{
+		{"ask --ledger the config", func(t *testing.T, dir string) []string {
+			return []string{"ask", "--ledger", "./detour.yaml", "hi"}
+		}},
+		{"probe --ledger a symbolic link to the config", func(t *testing.T, dir string) []string {
+			link(t, dir, "detour.yaml", "l.jsonl", true)
+			return []string{"probe", "--ledger", "l.jsonl"}
+		}},
+	}
+	refusesEach(t, cases, batchDir, "detour.yaml")
+}
+
 // Two lines with one id gave two result lines with one id. The file is
 // refused before any send (nothing billed), naming both lines, and no
 // output is made.

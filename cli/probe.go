@@ -90,6 +90,9 @@ func runProbe(cmd *cobra.Command, env Env, f probeFlags) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if err := checkFiles(stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath), configInput(cfg)); err != nil {
+		return err
+	}
 	sink, closeSink, err := openLedger(f.ledgerPath, env)
 	if err != nil {
 		return withCode(ExitConfig, err)

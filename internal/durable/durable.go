@@ -1,7 +1,7 @@
 // Package durable holds what a results file needs to last: an exclusive
 // lock taken without waiting, so that two processes never write one file
-// at once, and a synced directory entry, so that a new file's name
-// survives a crash.
+// at once, a synced directory entry, so that a new file's name survives
+// a crash, and a whole file written at once (WriteFile).
 //
 //	if err := durable.TryLock(f); errors.Is(err, durable.ErrHeld) {
 //		// another process is writing f
@@ -11,6 +11,7 @@ package durable
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -32,4 +33,34 @@ func SyncDir(path string) error {
 		return err
 	}
 	return nil
+}
+
+// WriteFile writes a whole file at path through write, atomically: to a
+// new temporary file beside it (a name of its own, never a file of the
+// user's), synced, given mode, then renamed over path. A reader sees the
+// old file or the new one, never half of one; on an error path is left
+// as it was. A symbolic link at path is replaced, not followed.
+func WriteFile(path string, mode os.FileMode, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err == nil {
+		err = SyncDir(path)
+	}
+	return err
 }
