@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -50,6 +51,19 @@ listen address come from the config's gateway: section; with no client key the
 gateway only listens on loopback. With client keys, /metrics asks for the
 admin key of gateway.metrics_key_env (else answers 403), or moves to an address
 of its own, gateway.metrics_listen (loopback, unless it has that key).
+
+SIGHUP (or POST /admin/reload) reads the config again and swaps it in, all
+or nothing: a file with any problem is refused and serve goes on with the
+config it has (why: on stderr, and at ERROR in the log). So is a file that
+removes a client key, a key's routes: list or limits, gateway.admin_key_env
+or metrics_key_env, or every route: what a file cut short or emptied by a
+write that is not atomic removes. To remove on purpose (a key revoked),
+create the file CONFIG.allow-removals beside the config (touch
+detour.yaml.allow-removals) before the SIGHUP: serve deletes it and lets
+that one reload remove; or POST /admin/reload?allow_removals=true. No
+reload leaves a gateway listening beyond loopback without client keys. The
+config must be a regular file (a FIFO is refused, not waited on), read
+within 5s.
 
 SIGINT or SIGTERM drains: /readyz answers 503 for gateway.drain_delay (5s)
 while requests are still served, so load balancers stop sending; then the
@@ -119,7 +133,7 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	defer stopTracing() // after the drain: the last requests' spans go too
 	configFlag, _ := cmd.Flags().GetString("config")
 	gw, err := gateway.New(gateway.Config{File: cfg, Getenv: env.Getenv, Ledger: sink, Logger: log, Health: hb,
-		Reread: func() (*config.Config, error) { return config.Open(configFlag, env.Getenv) }, Trace: tr})
+		Reread: func() (*config.Config, error) { return config.Reopen(configFlag, env.Getenv, 0) }, Trace: tr})
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}
@@ -141,7 +155,7 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	hups := make(chan os.Signal, 1)
 	signal.Notify(hups, syscall.SIGHUP)
 	defer signal.Stop(hups)
-	go reloadOnHangup(cmd.Context(), env, gw, hups)
+	go reloadOnHangup(cmd.Context(), env, gw, hups, removalMarker(config.Path(configFlag, env.Getenv)))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return withCode(ExitConfig, fmt.Errorf("listen: %w", err))
@@ -283,22 +297,54 @@ func endedBySignal(ctx context.Context) bool {
 	return cause != nil && cause != context.Canceled && cause != context.DeadlineExceeded //nolint:errorlint // identity is the point
 }
 
+// removalMarkerSuffix makes the name of the file beside the config whose
+// presence lets the next SIGHUP reload remove keys, limits or routes.
+const removalMarkerSuffix = ".allow-removals"
+
+// removalMarker returns the removal marker of the config file at path, or
+// "" when there is no file (the config comes from the environment).
+func removalMarker(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + removalMarkerSuffix
+}
+
 // reloadOnHangup reloads gw's config on each SIGHUP until ctx ends, and
-// says on stderr what came of it: a config with problems is not loaded,
-// and the gateway goes on with the one it has.
-func reloadOnHangup(ctx context.Context, env Env, gw *gateway.Server, hups <-chan os.Signal) {
+// says on stderr what came of it: a config with problems, or one that
+// removes keys, limits or routes (gateway.ErrReloadRemoves), is not
+// loaded, and the gateway goes on with the one it has. When the file
+// marker exists, serve deletes it and lets that one reload remove: a
+// marker it cannot delete lets nothing through, so it never stays on.
+func reloadOnHangup(ctx context.Context, env Env, gw *gateway.Server, hups <-chan os.Signal, marker string) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hups:
 		}
-		notes, err := gw.ReloadFile()
+		var o gateway.ReloadOptions
+		if marker != "" {
+			switch err := os.Remove(marker); {
+			case err == nil:
+				o.AllowRemovals = true
+			case !errors.Is(err, fs.ErrNotExist):
+				fmt.Fprintf(env.Stderr, "detour serve: SIGHUP: %s lets no removal through, since serve cannot delete it: %v\n", marker, err)
+			}
+		}
+		notes, err := gw.ReloadFile(o)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "detour serve: SIGHUP: the config was not reloaded; serving on the one loaded before:\n%v\n", err)
+			if errors.Is(err, gateway.ErrReloadRemoves) && marker != "" {
+				fmt.Fprintf(env.Stderr, "  if that is meant (a key revoked): touch %s and reload again (it lets one reload remove)\n", marker)
+			}
 			continue
 		}
-		fmt.Fprintln(env.Stderr, "detour serve: SIGHUP: config reloaded")
+		msg := "config reloaded"
+		if o.AllowRemovals {
+			msg += " (" + marker + " let it remove)"
+		}
+		fmt.Fprintln(env.Stderr, "detour serve: SIGHUP: "+msg)
 		for _, n := range notes {
 			fmt.Fprintf(env.Stderr, "  note: %s\n", n)
 		}

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,43 +24,6 @@ import (
 // without one set they answer loopback clients only. A client key never
 // opens them.
 
-// Reload swaps in the config file makes, checked as New checks it (routes,
-// client keys, limits, key variables). On any problem the gateway keeps
-// the config it has and the error says why. Requests in flight finish on
-// the config they started with; a client key that keeps its name and
-// limits keeps its slots. What only a restart changes (gateway.listen,
-// gateway.metrics_listen, the health: and telemetry: sections) comes back
-// as notes.
-func (s *Server) Reload(file *config.Config) (notes []string, err error) {
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
-	old := s.v()
-	v, err := s.newView(file, old)
-	if err != nil {
-		return nil, err
-	}
-	if v.gw.Listen != s.listen {
-		notes = append(notes, fmt.Sprintf("gateway.listen %s: the gateway listens on %s until it restarts", v.gw.Listen, s.listen))
-	}
-	if v.gw.MetricsListen != s.mlisten {
-		notes = append(notes, "gateway.metrics_listen changed: it moves at the next start")
-	}
-	if !sameHealth(old.file.Health, file.Health) {
-		notes = append(notes, "the health: section changed: the breaker keeps its settings and store until the next start")
-	}
-	if old.file.Telemetry != file.Telemetry {
-		notes = append(notes, "the telemetry: section changed: traces go where they went until the next start")
-	}
-	s.cur.Store(v)
-	s.log.Info("config reloaded", "file", file.File, "routes", len(v.routeNames), "notes", len(notes))
-	return notes, nil
-}
-
-// sameHealth reports whether two health: sections are alike.
-func sameHealth(a, b config.Health) bool {
-	return a.Settings == b.Settings && a.Store == b.Store && a.Namespace == b.Namespace && a.StorePasswordEnv == b.StorePasswordEnv
-}
-
 // serveAdmin answers the /admin/ endpoints.
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, p string) {
 	if ae := s.adminAccess(r); ae != nil {
@@ -72,7 +33,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, p string) {
 	switch p {
 	case "/admin/reload":
 		if s.method(w, r, http.MethodPost, openAIDialect) {
-			s.adminReload(w)
+			s.adminReload(w, r)
 		}
 	case "/admin/health":
 		if s.method(w, r, http.MethodGet, openAIDialect) {
@@ -105,36 +66,6 @@ func (s *Server) adminAccess(r *http.Request) *apiError {
 			Message: "the admin endpoints take the key of gateway.admin_key_env as \"Authorization: Bearer KEY\""}
 	}
 	return nil
-}
-
-// adminReload re-reads the config through Config.Reload.
-func (s *Server) adminReload(w http.ResponseWriter) {
-	if s.reread == nil {
-		writeError(w, openAIDialect, &apiError{Status: http.StatusNotImplemented, Code: "reload_unavailable",
-			Message: "this gateway was not given its config file to read again (gateway.Config.Reread)"}, "")
-		return
-	}
-	notes, err := s.ReloadFile()
-	if err != nil {
-		writeError(w, openAIDialect, &apiError{Status: http.StatusBadRequest, Code: "config_invalid",
-			Message: "the config was not reloaded; the gateway keeps the one it has: " + s.scrub(err.Error())}, "")
-		return
-	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"status": "reloaded", "routes": len(s.v().routeNames), "notes": notes})
-}
-
-// ReloadFile reads the config again (Config.Reread) and Reloads it; on
-// any error the gateway keeps its config. `detour serve` calls it on
-// SIGHUP.
-func (s *Server) ReloadFile() ([]string, error) {
-	if s.reread == nil {
-		return nil, errors.New("gateway: no Config.Reread to read the config again")
-	}
-	file, err := s.reread()
-	if err != nil {
-		return nil, err
-	}
-	return s.Reload(file)
 }
 
 // adminHealth lists the store and every key parked or on trial.

@@ -1,8 +1,8 @@
 package gateway_test
 
 import (
-	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,13 +16,14 @@ import (
 	sim "github.com/detourhq/detour/simulate"
 )
 
-// reloadable is a gateway whose config file is the text in file (the
-// upstream's URL in place of %[1]s), read again on each reload.
+// reloadable is a gateway whose config file is the text in file (p1's
+// URL in place of %[1]s, p2's of %[2]s), read again on each reload.
 type reloadable struct {
 	ts   string
 	gw   *gateway.Server
 	sim  *sim.Server
 	book *ledger.Memory
+	logs *syncBuffer // the gateway's log
 	mu   sync.Mutex
 	file string
 }
@@ -35,23 +36,31 @@ func (g *reloadable) set(text string) {
 
 func newReloadable(t *testing.T, text string, env map[string]string) *reloadable {
 	t.Helper()
-	srv, err := sim.Start(sim.Provider{Name: "p1", Script: []sim.Fault{{Kind: sim.OK, Pieces: 40}},
+	return newReloadableWith(t, text, env, sim.Provider{Name: "p1", Script: []sim.Fault{{Kind: sim.OK, Pieces: 40}},
 		Latency: sim.Latency{PerChunk: 10 * time.Millisecond}}, sim.Provider{Name: "p2"})
+}
+
+// newReloadableWith is newReloadable with upstreams p1 and p2 of its own.
+func newReloadableWith(t *testing.T, text string, env map[string]string, p1, p2 sim.Provider) *reloadable {
+	t.Helper()
+	srv, err := sim.Start(p1, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	g := &reloadable{sim: srv, book: &ledger.Memory{}, file: text}
+	g := &reloadable{sim: srv, book: &ledger.Memory{}, logs: &syncBuffer{}, file: text}
 	read := func() (*config.Config, error) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		return config.Parse("detour.yaml", []byte(fmt.Sprintf(g.file, srv.BaseURL("p1"), srv.BaseURL("p2"))))
+		urls := strings.NewReplacer("%[1]s", srv.BaseURL("p1"), "%[2]s", srv.BaseURL("p2"))
+		return config.Parse("detour.yaml", []byte(urls.Replace(g.file)))
 	}
 	cfg, err := read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.gw, err = gateway.New(gateway.Config{File: cfg, Ledger: g.book, Reread: read, Getenv: func(k string) string { return env[k] }})
+	g.gw, err = gateway.New(gateway.Config{File: cfg, Ledger: g.book, Reread: read, Getenv: func(k string) string { return env[k] },
+		Logger: slog.New(slog.NewTextHandler(g.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

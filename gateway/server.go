@@ -109,6 +109,10 @@ type Server struct {
 	// nil when the gateway does not trace.
 	extract func(context.Context, http.Header) context.Context
 
+	// lnAddr is the address Serve listens on (nil before it runs): what
+	// a reload must not open (see Reload).
+	lnAddr atomic.Pointer[string]
+
 	// cur is what the config file makes: routes, keys, limits. A reload
 	// swaps it; a request reads it once, at its start, and keeps it.
 	cur atomic.Pointer[view]
@@ -316,6 +320,8 @@ func writeReady(w http.ResponseWriter, st health.Status) {
 // long streams (no write timeout). It returns http.ErrServerClosed after
 // Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
+	addr := ln.Addr().String()
+	s.lnAddr.Store(&addr)
 	return s.serve(ln, s, &s.srv)
 }
 
