@@ -175,7 +175,7 @@ func TestEval_RefusesOutputsThatAreItsInputsOrEachOther(t *testing.T) {
 	refusesEach(t, cases, evalDir, "sums.yaml", "detour.yaml", "ledger.jsonl")
 }
 
-// ask and probe append the ledger: never to the config they read.
+// ask, probe and serve append the ledger: never to the config they read.
 func TestLedger_RefusedWhenItIsTheConfig(t *testing.T) {
 	cases := []clobberCase{
 		{"ask --ledger the config", func(t *testing.T, dir string) []string {
@@ -184,6 +184,10 @@ func TestLedger_RefusedWhenItIsTheConfig(t *testing.T) {
 		{"probe --ledger a symbolic link to the config", func(t *testing.T, dir string) []string {
 			link(t, dir, "detour.yaml", "l.jsonl", true)
 			return []string{"probe", "--ledger", "l.jsonl"}
+		}},
+		{"serve --ledger a hard link to the config", func(t *testing.T, dir string) []string {
+			link(t, dir, "detour.yaml", "l.jsonl", false)
+			return []string{"serve", "--listen", "127.0.0.1:0", "--ledger", "l.jsonl"}
 		}},
 	}
 	refusesEach(t, cases, batchDir, "detour.yaml")

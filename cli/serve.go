@@ -72,8 +72,10 @@ finish. What is still running then is cancelled (and recorded in the
 ledger), and serve exits 0. A second signal cancels it all at once.
 
 Per-request headers: x-detour-no-fallback: true, x-detour-start: PROVIDER,
-idempotency-key, traceparent (continued when tracing is on: telemetry.otlp or
-OTEL_EXPORTER_OTLP_ENDPOINT; see detour check). Answers carry x-detour-route,
+x-detour-non-idempotent: true (side effects: an attempt whose outcome is
+unknown after the send is never sent again), idempotency-key, traceparent
+(continued when tracing is on: telemetry.otlp or OTEL_EXPORTER_OTLP_ENDPOINT;
+see detour check). Answers carry x-detour-route,
 -provider, -model, -attempts, -degraded and x-request-id (request-id for
 Anthropic clients).`,
 		Example: `  detour serve --config detour.yaml
@@ -113,6 +115,9 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	}
 	cfg, err := loadConfig(cmd, env)
 	if err != nil {
+		return err
+	}
+	if err := checkFiles(stateFiles(cfg, env, config.StoreMemory, f.ledgerPath), configInput(cfg)); err != nil {
 		return err
 	}
 	sink, closeSink, err := openLedger(f.ledgerPath, env)
