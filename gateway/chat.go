@@ -428,15 +428,19 @@ func (c *call) options() *apiError {
 	if c.key != nil {
 		c.opts.Spend = c.key.spend
 	}
-	if v := h.Get("X-Detour-No-Fallback"); v != "" {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "true", "1", "yes":
-			c.opts.NoFallback = true
-		case "false", "0", "no":
-		default:
-			return badRequest("x-detour-no-fallback", "header x-detour-no-fallback takes true or false, not %q", v)
-		}
+	noFallback, ae := boolHeader(h, "X-Detour-No-Fallback")
+	if ae != nil {
+		return ae
 	}
+	c.opts.NoFallback = c.opts.NoFallback || noFallback
+	// A request with side effects (tools that book, pay, send): an
+	// attempt whose outcome is unknown once sent (a reset or timeout after
+	// the send) is never sent again, to any target.
+	sideEffects, ae := boolHeader(h, "X-Detour-Non-Idempotent")
+	if ae != nil {
+		return ae
+	}
+	c.opts.NonIdempotent = c.opts.NonIdempotent || sideEffects
 	if v := strings.TrimSpace(h.Get("X-Detour-Start")); v != "" {
 		if _, ok := c.route.Candidate(v); !ok {
 			return badRequest("x-detour-start", "header x-detour-start names %q, which is not a candidate of route %q",
@@ -466,6 +470,21 @@ func (c *call) options() *apiError {
 		c.idem = v
 	}
 	return nil
+}
+
+// boolHeader reads the control header name: true for true, 1 or yes,
+// false for false, 0, no or no header; anything else is a 400 naming the
+// header.
+func boolHeader(h http.Header, name string) (bool, *apiError) {
+	v := h.Get(name)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes":
+		return true, nil
+	case "", "false", "0", "no":
+		return false, nil
+	}
+	lower := strings.ToLower(name)
+	return false, badRequest(lower, "header %s takes true or false, not %q", lower, v)
 }
 
 // sends counts the attempts that reached a provider.
