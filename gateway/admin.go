@@ -74,7 +74,8 @@ func (s *Server) adminHealth(w http.ResponseWriter) {
 	writeJSONBody(w, http.StatusOK, map[string]any{"store": s.health.StoreStatus(), "parked": parked})
 }
 
-// adminPark parks or releases one key by hand.
+// adminPark parks or releases by hand what its "target" names (see
+// parkKeys), and says which health keys it parked or released.
 func (s *Server) adminPark(w http.ResponseWriter, r *http.Request, park bool) {
 	var in struct {
 		Target string `json:"target"`
@@ -86,13 +87,23 @@ func (s *Server) adminPark(w http.ResponseWriter, r *http.Request, park bool) {
 		err = json.Unmarshal(body, &in)
 	}
 	if err != nil || in.Target == "" {
-		writeError(w, openAIDialect, badRequest("target", `send {"target": "provider/model", "for": "30m", "reason": "why"} (for and reason: park only)`), "")
+		writeError(w, openAIDialect, badRequest("target", `send {"target": "provider/model", "for": "30m", "reason": "why"} `+
+			`(target: a provider/model, a provider, or a key as GET /admin/health shows it; for and reason: park only)`), "")
 		return
 	}
 	now := s.clk.Now()
+	keys, ae := s.parkKeys(in.Target, park, now)
+	if ae != nil {
+		writeError(w, openAIDialect, ae, "")
+		return
+	}
 	if !park {
-		s.health.Release(in.Target, now)
-		writeJSONBody(w, http.StatusOK, map[string]any{"status": "released", "target": in.Target})
+		released := s.releaseKeys(keys, now)
+		status := "released"
+		if len(released) == 0 {
+			status = "not parked"
+		}
+		writeJSONBody(w, http.StatusOK, map[string]any{"status": status, "target": in.Target, "released": released, "keys": keys})
 		return
 	}
 	d := time.Hour
@@ -106,9 +117,11 @@ func (s *Server) adminPark(w http.ResponseWriter, r *http.Request, park bool) {
 	if in.Reason != "" {
 		reason += ": " + in.Reason
 	}
-	s.health.Park(in.Target, now.Add(d), reason, now)
-	e := s.health.Get(in.Target, now)
-	writeJSONBody(w, http.StatusOK, map[string]any{"status": "parked", "target": in.Target, "until": e.Until.UTC()})
+	for _, k := range keys {
+		s.health.Park(k, now.Add(d), reason, now)
+	}
+	e := s.health.Get(keys[0], now)
+	writeJSONBody(w, http.StatusOK, map[string]any{"status": "parked", "target": in.Target, "keys": keys, "until": e.Until.UTC()})
 }
 
 // writeJSONBody writes v as an indented JSON response.
