@@ -136,6 +136,34 @@ func TestBatch_RefusesAnOutputThatIsAnInput(t *testing.T) {
 	refusesEach(t, cases, batchDir, "in.jsonl", "ledger.jsonl", "detour.yaml")
 }
 
+// report --html over a ledger it reads replaced the ledger with the page.
+func TestReport_RefusesAnHTMLFileThatIsALedgerItReads(t *testing.T) {
+	cases := []clobberCase{
+		{"--html the ledger", func(t *testing.T, dir string) []string {
+			return []string{"report", "ledger.jsonl", "--html", "ledger.jsonl", "-q"}
+		}},
+		{"--html a hard link to the ledger", func(t *testing.T, dir string) []string {
+			link(t, dir, "ledger.jsonl", "r.html", false)
+			return []string{"report", "ledger.jsonl", "--html", "r.html", "-q"}
+		}},
+		{"--html a symbolic link to the ledger", func(t *testing.T, dir string) []string {
+			link(t, dir, "ledger.jsonl", "r.html", true)
+			return []string{"report", "./ledger.jsonl", "--html", "r.html", "-q"}
+		}},
+		{"--html the ledger through a directory symlink", func(t *testing.T, dir string) []string {
+			link(t, dir, ".", "d", true)
+			return []string{"report", "ledger.jsonl", "--html", "d/ledger.jsonl"}
+		}},
+		{"--html the default ledger, read with no argument", func(t *testing.T, dir string) []string {
+			return []string{"report", "--html", "./ledger.jsonl"}
+		}},
+		{"--html one ledger of a glob", func(t *testing.T, dir string) []string {
+			return []string{"report", "*.jsonl", "--html", "in.jsonl"}
+		}},
+	}
+	refusesEach(t, cases, batchDir, "ledger.jsonl", "in.jsonl")
+}
+
 // evalDir is batchDir with the suite sums.yaml.
 func evalDir(t *testing.T) (string, map[string]string) {
 	dir, vars := batchDir(t)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/detourhq/detour/internal/durable"
+	"github.com/detourhq/detour/internal/samefile"
 	"github.com/detourhq/detour/report"
 )
 
@@ -157,6 +158,9 @@ func runReport(env Env, fl reportFlags, args []string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if err := checkFiles([]samefile.File{{What: "--html", Path: fl.html, Fix: "choose another --html"}}, ledgerInputs(paths)...); err != nil {
+		return err
+	}
 	s := report.NewSummary()
 	for _, p := range paths {
 		if p == "-" {
@@ -208,26 +212,19 @@ func writeReportHTML(env Env, r report.Report, path string, paths []string) erro
 	if path == "-" {
 		return report.WriteHTML(env.Stdout, r, opt)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".detour-report-*.html")
-	if err != nil {
-		return fmt.Errorf("report: --html: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := report.WriteHTML(tmp, r, opt); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: --html: %w", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: --html: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report: --html: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := durable.WriteFile(path, 0o644, func(w io.Writer) error { return report.WriteHTML(w, r, opt) }); err != nil {
 		return fmt.Errorf("report: --html: %w", err)
 	}
 	return nil
+}
+
+// ledgerInputs are the ledger files report reads ("-" is none).
+func ledgerInputs(paths []string) []samefile.File {
+	out := make([]samefile.File, len(paths))
+	for i, p := range paths {
+		out[i] = samefile.File{What: "the ledger file", Path: p}
+	}
+	return out
 }
 
 // sourceNames names what was read: files as given, "-" as stdin.
