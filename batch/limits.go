@@ -13,6 +13,7 @@ import (
 	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
 
@@ -197,7 +198,7 @@ func (l *Limits) Observe(a router.Attempt) {
 		}
 		p.cut = now
 		p.setLocked(max(cur/2, MinRPM), now)
-	case a.Action != "skip" && a.Failure == nil && a.Status == ledger.StatusOK:
+	case a.Action != policy.Skip && a.Failure == nil && a.Status == ledger.StatusOK:
 		p := l.of(a.Target.Provider)
 		p.mu.Lock()
 		defer p.mu.Unlock()

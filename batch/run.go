@@ -14,6 +14,7 @@ import (
 	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
 
@@ -316,7 +317,7 @@ func (r *Runner) count(a router.Attempt) {
 	if r.Limits != nil {
 		r.Limits.Observe(a)
 	}
-	if a.Action == "skip" {
+	if a.Action == policy.Skip {
 		return
 	}
 	r.sends.Add(1)

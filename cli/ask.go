@@ -236,7 +236,7 @@ func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 	switch a.Action {
 	case policy.Retry:
 		line += fmt.Sprintf("  -> retry in %s", a.Wait.Round(time.Millisecond))
-	case "skip":
+	case policy.Skip:
 		line += "  -> skipped, no send"
 	case "":
 	default:
@@ -248,7 +248,7 @@ func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 func sends(as []router.Attempt) int {
 	n := 0
 	for _, a := range as {
-		if a.Action != "skip" {
+		if a.Action != policy.Skip {
 			n++
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/wire/anthropic"
@@ -100,7 +101,7 @@ func Explain(raw []byte, provider string, now time.Time) (*Explanation, error) {
 	defer resp.Body.Close()
 	_, derr := decoderFor(provider)(resp)
 	if derr == nil {
-		return &Explanation{Status: "ok", Action: string(policy.Return), Why: "a complete answer",
+		return &Explanation{Status: ledger.StatusOK, Action: string(policy.Return), Why: "a complete answer",
 			Reason: "success: nothing to explain"}, nil
 	}
 	return ExplainError(derr, now), nil

@@ -213,7 +213,7 @@ func newMetrics(s *Server) *metrics {
 func (s *Server) onAttempt(a router.Attempt) {
 	m := s.metrics
 	label := s.targetLabel(a.Target)
-	if a.Action == "skip" {
+	if a.Action == policy.Skip {
 		m.skips.With(label, a.Status).Inc()
 		return
 	}

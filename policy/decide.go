@@ -28,8 +28,14 @@ const (
 	Static Action = "static"
 	// Fail ends the request with the failure (closed).
 	Fail Action = "fail"
-	// Return ends the request with an answer; the ledger's action for "ok".
+	// Return ends the request with an answer; the ledger's action for
+	// ledger.StatusOK.
 	Return Action = "return"
+	// Skip passes a candidate by without a send (no key, a park, a
+	// ceiling, a contract it cannot honour, ...): the ledger's action for
+	// every skipped_* status. The router records it; Decide never returns
+	// it.
+	Skip Action = "skip"
 )
 
 // Phase is how far an attempt got: its commit phase. The words appear in

@@ -496,7 +496,7 @@ func (s *routedStream) finish(err error) {
 		var scope classify.Scope
 		a.Phase = s.phase
 		if err == nil {
-			a.Status, a.Action, a.Phase = "ok", policy.Return, policy.PhaseCommitted
+			a.Status, a.Action, a.Phase = ledger.StatusOK, policy.Return, policy.PhaseCommitted
 			a.RateLimit = llm.RateLimitOf(s.inner)
 			a.Model = s.model
 			if a.Model == "" {
@@ -505,7 +505,7 @@ func (s *routedStream) finish(err error) {
 		} else {
 			f := classify.Classify(err, now)
 			if errors.Is(err, context.Canceled) && !errors.Is(err, llm.ErrStreamStalled) {
-				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller closed the stream"
+				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, classify.StatusCanceled, classify.ScopeAttempt, "caller closed the stream"
 			}
 			if errors.Is(err, llm.ErrClientStalled) {
 				f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, ledger.StatusClientStalled, classify.ScopeAttempt, err.Error()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -410,7 +411,7 @@ func (w *walk) succeeded(t *Target, p permits, n, idx int, st *routedStream, res
 		return res
 	}
 	w.done(t, p, "", health.Outcome{}, now)
-	a.Status, a.Action, a.Phase, a.Usage = "ok", policy.Return, policy.PhaseCommitted, resp.Usage
+	a.Status, a.Action, a.Phase, a.Usage = ledger.StatusOK, policy.Return, policy.PhaseCommitted, resp.Usage
 	a.RateLimit = resp.RateLimit
 	a.Cost = t.Cost(resp.Usage)
 	if resp.Model == "" {
@@ -435,7 +436,7 @@ func (w *walk) failed(ctx context.Context, t *Target, idx, n int, p permits, tre
 	a := w.attempt(t, n, idx, start, now)
 	f := classify.Classify(err, now)
 	if ctx.Err() != nil {
-		f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, "canceled", classify.ScopeAttempt, "caller cancelled"
+		f.Kind, f.Status, f.Scope, f.Reason = classify.Canceled, classify.StatusCanceled, classify.ScopeAttempt, "caller cancelled"
 	}
 	w.lastErr = err
 	a.Phase = failedPhase(err, f, w.stream != nil, headers)
@@ -667,7 +668,7 @@ func (w *walk) setLast(t *Target, c Candidate) {
 
 func (w *walk) skip(t *Target, status, reason string) {
 	w.setLast(t, Candidate{Status: status, Reason: reason})
-	w.record(Attempt{Target: t, Hop: w.hop, Failover: t != w.cands[0], Status: status, Action: "skip",
+	w.record(Attempt{Target: t, Hop: w.hop, Failover: t != w.cands[0], Status: status, Action: policy.Skip,
 		Phase: policy.PhaseNone, Reason: reason})
 }
 
@@ -689,7 +690,7 @@ func (w *walk) record(a Attempt) {
 		TokensCacheRead: a.Usage.CacheReadTokens, TokensCacheWrite: a.Usage.CacheWriteTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
 		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped,
-		Degraded: a.Degraded && (a.Status == "ok" || a.Status == ledger.StatusLastResort),
+		Degraded: a.Degraded && (a.Status == ledger.StatusOK || a.Status == ledger.StatusLastResort),
 	}
 	if a.Failure != nil {
 		rec.Scope = string(a.Failure.Scope)
@@ -725,7 +726,7 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 	e := &Error{Route: w.route.Name, RequestID: w.id, Kind: kind, Attempts: w.sends, Cause: cause, sentinel: sentinel,
 		Candidates: make([]Candidate, 0, len(w.cands))}
 	for i := len(w.attempts) - 1; i >= 0 && e.Phase == ""; i-- {
-		if w.attempts[i].Action != "skip" {
+		if w.attempts[i].Action != policy.Skip {
 			e.Phase = w.attempts[i].Phase
 		}
 	}
@@ -798,7 +799,7 @@ func (w *walk) exhaustion(cands []Candidate) Exhaustion {
 		case rejectedKey(status):
 			// A rejected key is the operator's to fix: no client can wait
 			// it out.
-		case kind == classify.Wall || status == "http_429":
+		case kind == classify.Wall || status == classify.HTTPStatus(http.StatusTooManyRequests):
 			rated++
 		case timeoutStatus(status):
 			timed++
@@ -814,7 +815,14 @@ func (w *walk) exhaustion(cands []Candidate) Exhaustion {
 }
 
 // rejectedKey reports a ledger status of a provider refusing detour's key.
-func rejectedKey(s string) bool { return s == "http_401" || s == "http_403" || s == "http_407" }
+func rejectedKey(s string) bool {
+	switch s {
+	case classify.HTTPStatus(http.StatusUnauthorized), classify.HTTPStatus(http.StatusForbidden),
+		classify.HTTPStatus(http.StatusProxyAuthRequired):
+		return true
+	}
+	return false
+}
 
 // timeoutStatus reports a ledger status of a target that stayed silent.
 func timeoutStatus(s string) bool {

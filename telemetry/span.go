@@ -14,6 +14,7 @@ import (
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 )
 
@@ -84,7 +85,7 @@ func (s *requestSpan) Attempt(a router.Attempt) {
 	t := a.Target
 	name, kind := operation+" "+t.Model, trace.SpanKindClient
 	switch {
-	case a.Action == "skip":
+	case a.Action == policy.Skip:
 		name, kind = "skip "+t.ID(), trace.SpanKindInternal
 	case a.Status == ledger.StatusLastResort:
 		name, kind = "last_resort "+t.ID(), trace.SpanKindInternal

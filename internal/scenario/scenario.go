@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/policy"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -374,7 +375,7 @@ func Observe(o *Observed, st sim.Stats, recs []ledger.Record, pl Placement) {
 	o.SendsA = st.Requests(ProviderA, ModelA)
 	o.SendsB = st.Requests(ProviderB(pl), ModelB)
 	for _, r := range recs {
-		if r.Model == ModelA && r.Action != "skip" {
+		if r.Model == ModelA && r.Action != string(policy.Skip) {
 			o.StatusA = r.Status
 		}
 	}
