@@ -24,6 +24,10 @@
 //	}
 //	return decoder.DecodeStream(resp, c.APIKey)
 //
-// It imports only llm and the standard library; it is not meant for use
-// outside detour's adapters, but nothing in it is secret.
+// Besides the standard library it imports what lies below it in
+// DESIGN.md's layers: llm, classify (its duration parser, for the resets
+// rate-limit headers name) and detour's hand-written JSON helpers
+// (internal/jsonw, internal/jsonedit, for a raw body's model and stream
+// fields); never a wire adapter. It is not meant for use outside detour's
+// adapters, but nothing in it is secret.
 package exchange
