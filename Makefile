@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: test deps unit race stack fuzz vet bench bench-gateway bench-baseline soak demo build build-pprof
+.PHONY: test deps unit race stack fuzz vet bench bench-gateway bench-baseline bench-report soak demo build build-pprof
 
 ## test: vet, every test with the race detector, the tests that need a build
 ## without it (stack sizes), then a short run of each fuzz target
@@ -74,6 +74,13 @@ build-pprof:
 ## BENCH_ARGS="-duration 2s -rounds 1 -perf -out /tmp/bench.md")
 bench-gateway:
 	$(GO) run ./bench/gateway $(BENCH_ARGS)
+
+## bench-report: `detour report` on a 100 MB ledger of 200,000 targets
+## (bench/ledgergen), each output format run as a process under
+## /usr/bin/time -v: wall time and max RSS as a markdown table (about a
+## minute; BENCH_ARGS passes flags, e.g. BENCH_ARGS="-bin OLD/detour -mb 20")
+bench-report:
+	$(GO) run ./bench/report $(BENCH_ARGS)
 
 ## bench-baseline: this checkout's detour beside REV's (default HEAD~1) in the
 ## same benchmark run, detour / baseline ratios in the report (about 4 minutes;
