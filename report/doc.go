@@ -6,13 +6,22 @@
 //
 // It reads in a stream and keeps bounded memory per target: latency goes
 // into a log-bucket histogram (about 2% relative error), so a ledger of any
-// length can be summarized. Many readers can feed one Summary:
+// length can be summarized. Read also bounds the number of targets,
+// providers and routes kept apart, folding the rest of each into one
+// "other" row with exact numbers, so that memory is bounded by the rows
+// printed whatever the ledger holds:
+//
+//	s, err := report.Read([]report.Source{{Name: p, Path: p}},
+//		report.Options{Filter: f, Top: report.DefaultTop})
+//	if err != nil { ... }
+//	r := s.Report()
+//
+// Many readers can also feed one Summary that keeps every target apart:
 //
 //	s := report.NewSummary()
 //	for _, p := range paths {
 //		if err := report.SummarizeFile(p, f, s); err != nil { ... }
 //	}
-//	r := s.Report()
 //
 // A line that cannot be read (torn by a crash, not JSON, not a record) is
 // skipped and counted, never fatal.

@@ -196,6 +196,10 @@ func stats(r Report) []stat {
 	if lastResort > 0 {
 		out = append(out, stat{"last resort", groupDigits(int64(lastResort)), "answers the route gave itself"})
 	}
+	if r.Folded != nil && r.Folded.Targets != nil {
+		out = append(out, stat{"targets folded", r.Folded.Targets.count(),
+			fmt.Sprintf("past the %d with the most lines, in one row", r.Top)})
+	}
 	return out
 }
 

@@ -14,12 +14,17 @@ type Count struct {
 	N int `json:"n"`
 }
 
-// Target is the summary of one target (provider/model).
+// Target is the summary of one target (provider/model), or of the targets
+// folded into the "other" row.
 type Target struct {
-	// Target is "provider/model".
+	// Target is "provider/model", or the "other" row's label
+	// ("(other: 199,998 targets)"), whose Provider and Model are "".
 	Target   string `json:"target"`
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
+	// Other marks the row of the targets folded together (see
+	// Report.Folded); it comes last.
+	Other bool `json:"other,omitempty"`
 	// Calls counts attempts that sent something: every line but skips
 	// (skipped_*) and last resorts.
 	Calls int `json:"calls"`
@@ -90,9 +95,11 @@ type Wall struct {
 
 // Report is a Summary's result, ready to print or encode as JSON.
 type Report struct {
-	// Targets, by calls (then skips) descending, then name.
+	// Targets, by calls (then skips) descending, then name; the "other"
+	// row, when there is one, last.
 	Targets []Target `json:"targets"`
-	// Walls, by start time.
+	// Walls, by start time: those of the targets kept apart (a target
+	// folded into "other" has no wall listed).
 	Walls []Wall `json:"walls"`
 	// UnreadableLines counts lines skipped because they could not be read;
 	// UnreadableAt names the first few (file:line).
@@ -112,36 +119,81 @@ type Report struct {
 	// Series is the records counted per time bucket, oldest first; buckets
 	// with no records are left out. Only Summary.ReportBy fills it.
 	Series []Bucket `json:"series,omitempty"`
+	// Top is the most targets, providers and routes kept apart, each in
+	// a row of its own (Options.Top); 0 when there was no limit.
+	Top int `json:"top"`
+	// Folded says what the "other" rows hold, by kind; null when every
+	// target, provider and route has a row of its own.
+	Folded *Folding `json:"folded"`
+}
+
+// OtherName is the label of a count of statuses (or kinds, or scopes)
+// past the most a count keeps (64), and the start of each "other" row's
+// label.
+const OtherName = "(other)"
+
+// Folding says what the "other" rows of a Report hold: per kind, the keys
+// past the Top with the most records (lines), folded into one row whose
+// every count is exact. A kind with no "other" row is null.
+type Folding struct {
+	Targets   *FoldCount `json:"targets"`
+	Providers *FoldCount `json:"providers"`
+	Routes    *FoldCount `json:"routes"`
+}
+
+// FoldCount says what one kind's "other" row folds.
+type FoldCount struct {
+	// N is how many targets (providers, routes) the row folds.
+	N int `json:"n"`
+	// Approx is true when N is an estimate, within DistinctErrorPct
+	// percent: they were too many to tell apart in bounded memory.
+	Approx bool `json:"approx"`
+	// MaxLines bounds the records (lines) of each one folded: none has
+	// more.
+	MaxLines int64 `json:"max_lines"`
+	// TopExact is true when the rows kept apart are certainly those with
+	// the most records: none folded has more than the fewest kept.
+	TopExact bool `json:"top_exact"`
+}
+
+// Label is the "other" row's name for noun ("target"): "(other: 3
+// targets)", or with an estimate "(other: ≈200,000 targets)".
+func (c *FoldCount) Label(noun string) string {
+	if c.N != 1 {
+		noun += "s"
+	}
+	return OtherName[:len(OtherName)-1] + ": " + c.count() + " " + noun + ")"
+}
+
+// count writes N with its digits grouped, an estimate to three
+// significant digits after "≈".
+func (c *FoldCount) count() string {
+	if c.Approx {
+		return "≈" + groupDigits(int64(round3(c.N)))
+	}
+	return groupDigits(int64(c.N))
+}
+
+// round3 rounds n to three significant digits, as an estimate deserves.
+func round3(n int) int {
+	p := 1
+	for n/p >= 1000 {
+		p *= 10
+	}
+	return (n + p/2) / p * p
 }
 
 // Report returns what s has counted so far. s can keep accumulating after.
 func (s *Summary) Report() Report {
+	nm := s.namer()
 	r := Report{Targets: []Target{}, Walls: append([]Wall{}, s.walls...),
 		UnreadableLines: s.unreadable, UnreadableAt: append([]string{}, s.where...),
-		Lines: s.lines, Matched: s.matched, Routes: s.series.routeUse()}
-	for _, t := range s.targets {
-		o := Target{Target: t.key.provider + "/" + t.key.model, Provider: t.key.provider, Model: t.key.model,
-			Calls: t.calls, Answers: t.answers, Failures: t.calls - t.answers, LastResort: t.lastResort,
-			FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
-			FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
-			TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
-			First: t.first, Last: t.latest}
-		for _, c := range o.SkipsByStatus {
-			o.Skips += c.N
+		Lines: s.lines, Matched: s.matched, Routes: s.series.routeUse(nm), Top: s.top, Folded: nm.folded}
+	for id, t := range s.accs {
+		if t != nil {
+			k := s.targets.keys[id]
+			r.Targets = append(r.Targets, t.row(k.name(), k.provider, k.model))
 		}
-		if att := t.calls - t.stalled; att > 0 {
-			p := math.Round(1000*float64(t.answers)/float64(att)) / 10
-			o.ReachabilityPct = &p
-		}
-		if v, ok := t.latency.Quantile(0.50); ok {
-			v = math.Round(v*1000) / 1000
-			o.P50Seconds = &v
-		}
-		if v, ok := t.latency.Quantile(0.95); ok {
-			v = math.Round(v*1000) / 1000
-			o.P95Seconds = &v
-		}
-		r.Targets = append(r.Targets, o)
 	}
 	sort.Slice(r.Targets, func(i, j int) bool {
 		a, b := r.Targets[i], r.Targets[j]
@@ -153,9 +205,104 @@ func (s *Summary) Report() Report {
 		}
 		return a.Target < b.Target
 	})
+	if s.other != nil {
+		o := s.other.row(nm.otherTarget, "", "")
+		o.Other = true
+		r.Targets = append(r.Targets, o)
+	}
 	sort.SliceStable(r.Walls, func(i, j int) bool { return r.Walls[i].Start.Before(r.Walls[j].Start) })
-	r.Flags = s.flags(&r)
+	r.Flags = s.flags(&r, nm)
 	return r
+}
+
+// row is t's line of the report.
+func (t *targetAcc) row(name, provider, model string) Target {
+	o := Target{Target: name, Provider: provider, Model: model,
+		Calls: t.calls, Answers: t.answers, Failures: t.calls - t.answers, LastResort: t.lastResort,
+		FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
+		FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
+		TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
+		First: t.first, Last: t.latest}
+	for _, c := range o.SkipsByStatus {
+		o.Skips += c.N
+	}
+	if att := t.calls - t.stalled; att > 0 {
+		p := math.Round(1000*float64(t.answers)/float64(att)) / 10
+		o.ReachabilityPct = &p
+	}
+	if v, ok := t.latency.Quantile(0.50); ok {
+		v = math.Round(v*1000) / 1000
+		o.P50Seconds = &v
+	}
+	if v, ok := t.latency.Quantile(0.95); ok {
+		v = math.Round(v*1000) / 1000
+		o.P95Seconds = &v
+	}
+	return o
+}
+
+// namer names the ids of each kind of key in a Report, "other" rows by
+// their labels.
+type namer struct {
+	s                                      *Summary
+	folded                                 *Folding
+	otherTarget, otherProvider, otherRoute string
+}
+
+func (s *Summary) namer() namer {
+	n := namer{s: s, otherTarget: OtherName, otherProvider: OtherName, otherRoute: OtherName}
+	t, tok := foldCount(&s.targets, s.plan[kindTargets])
+	p, pok := foldCount(&s.providers, s.plan[kindProviders])
+	r, rok := foldCount(&s.routes, s.plan[kindRoutes])
+	if !tok && !pok && !rok {
+		return n
+	}
+	n.folded = &Folding{}
+	if tok {
+		n.folded.Targets, n.otherTarget = &t, t.Label("target")
+	}
+	if pok {
+		n.folded.Providers, n.otherProvider = &p, p.Label("provider")
+	}
+	if rok {
+		n.folded.Routes, n.otherRoute = &r, r.Label("route")
+	}
+	return n
+}
+
+func (n namer) target(id int32) string {
+	if id == otherID {
+		return n.otherTarget
+	}
+	return n.s.targets.keys[id].name()
+}
+
+func (n namer) provider(id int32) string {
+	if id == otherID {
+		return n.otherProvider
+	}
+	return n.s.providers.keys[id]
+}
+
+func (n namer) route(id int32) string {
+	if id == otherID {
+		return n.otherRoute
+	}
+	return n.s.routes.keys[id]
+}
+
+// foldCount says what t folded, by the plan of the passes before; false
+// when it folded nothing.
+func foldCount[K comparable](t *keyTable[K], p foldPlan) (FoldCount, bool) {
+	if !t.refused {
+		return FoldCount{}, false
+	}
+	c := FoldCount{N: p.candidates - p.kept, MaxLines: p.maxLines, TopExact: p.topExact}
+	if !p.exact {
+		c.Approx = true
+		c.N = max(c.N, t.folded.estimate())
+	}
+	return c, true
 }
 
 // ScopeCount is one failure scope and how many failures had it.

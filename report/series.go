@@ -64,8 +64,12 @@ type Tally struct {
 
 // SeriesRow is one provider's or one target's Tally within a Bucket.
 type SeriesRow struct {
-	// Name is the provider ("groq") or the target ("groq/llama-3.3-70b").
+	// Name is the provider ("groq") or the target ("groq/llama-3.3-70b"),
+	// or the label of the "other" row.
 	Name string `json:"name"`
+	// Other marks the row of the providers or targets folded together
+	// (see Report.Folded); it comes last.
+	Other bool `json:"other,omitempty"`
 	Tally
 }
 
@@ -84,8 +88,12 @@ type Bucket struct {
 // RouteUse is the chain a route actually used: how many of its answers came
 // at each hop, and from which target.
 type RouteUse struct {
-	// Route is the route's name (or the target a request named directly).
+	// Route is the route's name (or the target a request named directly),
+	// or the label of the "other" row.
 	Route string `json:"route"`
+	// Other marks the row of the routes folded together (see
+	// Report.Folded); it comes last.
+	Other bool `json:"other,omitempty"`
 	// Answers counts the route's answered attempts (status "ok").
 	Answers int `json:"answers"`
 	// LastResort counts answers the route gave itself (cache or static)
@@ -110,10 +118,13 @@ type HopUse struct {
 
 // TargetAnswers is how many answers one target gave.
 type TargetAnswers struct {
-	// Target is "provider/model".
+	// Target is "provider/model", or the label of the "other" row.
 	Target string `json:"target"`
 	// Answers counts its answers.
 	Answers int `json:"answers"`
+	// Other marks the targets folded together (see Report.Folded); they
+	// come last.
+	Other bool `json:"other,omitempty"`
 }
 
 // cell is what a Series keeps for one target in one hour.
@@ -152,10 +163,7 @@ func (c *cell) add(rec *ledger.Record) {
 		if kind == "" {
 			kind = Unclassified
 		}
-		if c.failures == nil {
-			c.failures = make(map[string]int, 2)
-		}
-		c.failures[kind]++
+		addCount(&c.failures, kind, 1)
 	}
 }
 
@@ -171,10 +179,7 @@ func (c *cell) merge(o *cell) {
 	c.tokensOut += o.tokensOut
 	c.cost += o.cost
 	for k, v := range o.failures {
-		if c.failures == nil {
-			c.failures = make(map[string]int, len(o.failures))
-		}
-		c.failures[k] += v
+		addCount(&c.failures, k, v)
 	}
 }
 
@@ -193,16 +198,19 @@ func (c *cell) tally() Tally {
 	return t
 }
 
-// cellKey names one target in one hour.
+// cellKey names one target (an id, or otherID) of one provider (an id,
+// or otherID) in one hour. A target kept apart has one provider; the
+// targets folded are split by provider, so that each provider's rows stay
+// whole.
 type cellKey struct {
-	hour   int64 // hours since the Unix epoch, floored
-	target targetKey
+	hour int64 // hours since the Unix epoch, floored
+	t, p int32
 }
 
-// hopKey names one target at one hop of a route.
+// hopKey names one target (an id, or otherID) at one hop of a route.
 type hopKey struct {
-	hop    int
-	target targetKey
+	hop int
+	t   int32
 }
 
 // routeAcc is what a Series keeps for one route.
@@ -217,26 +225,20 @@ type routeAcc struct {
 // 8,760 cells per target.
 type seriesAcc struct {
 	cells       map[cellKey]*cell
-	routes      map[string]*routeAcc
-	first, last time.Time // of the timed records added
+	routes      []*routeAcc // by route id
+	otherRoute  *routeAcc   // the routes folded
+	first, last time.Time   // of the timed records added
 }
 
-// add counts rec. A record without a time is left out of the series (it
-// belongs to no hour) but still counts for its route.
-func (a *seriesAcc) add(rec *ledger.Record) {
-	tk := targetKey{rec.Provider, rec.Model}
+// add counts rec, of target ti, provider pi and route ri (ids, or
+// otherID). A record without a time is left out of the series (it belongs
+// to no hour) but still counts for its route.
+func (a *seriesAcc) add(rec *ledger.Record, ti, pi, ri int32) {
 	switch rec.Status {
 	case ledger.StatusOK, ledger.StatusLastResort:
-		if a.routes == nil {
-			a.routes = make(map[string]*routeAcc)
-		}
-		r := a.routes[rec.Route]
-		if r == nil {
-			r = &routeAcc{answers: make(map[hopKey]int)}
-			a.routes[rec.Route] = r
-		}
+		r := a.route(ri)
 		if rec.Status == ledger.StatusOK {
-			r.answers[hopKey{rec.Hop, tk}]++
+			r.answers[hopKey{rec.Hop, ti}]++
 		} else {
 			r.lastResort++
 		}
@@ -253,13 +255,28 @@ func (a *seriesAcc) add(rec *ledger.Record) {
 	if a.cells == nil {
 		a.cells = make(map[cellKey]*cell)
 	}
-	k := cellKey{floorDiv(rec.Time.Unix(), 3600), tk}
+	k := cellKey{floorDiv(rec.Time.Unix(), 3600), ti, pi}
 	c := a.cells[k]
 	if c == nil {
 		c = &cell{}
 		a.cells[k] = c
 	}
 	c.add(rec)
+}
+
+// route returns route id's accumulator, made at the first answer.
+func (a *seriesAcc) route(id int32) *routeAcc {
+	p := &a.otherRoute
+	if id != otherID {
+		for int(id) >= len(a.routes) {
+			a.routes = append(a.routes, nil)
+		}
+		p = &a.routes[id]
+	}
+	if *p == nil {
+		*p = &routeAcc{answers: make(map[hopKey]int)}
+	}
+	return *p
 }
 
 func floorDiv(a, b int64) int64 {
@@ -283,32 +300,32 @@ func bucketSize(by time.Duration, first, last time.Time) time.Duration {
 }
 
 // buckets folds the hours into buckets of by (whole hours), leaving out
-// those with no records.
-func (a *seriesAcc) buckets(by time.Duration) []Bucket {
+// those with no records; nm names the targets and providers.
+func (a *seriesAcc) buckets(by time.Duration, nm namer) []Bucket {
 	type group struct {
 		total     cell
-		providers map[string]*cell
-		targets   map[targetKey]*cell
+		providers map[int32]*cell
+		targets   map[int32]*cell
 	}
 	groups := map[int64]*group{}
 	for k, c := range a.cells {
 		start := time.Unix(k.hour*3600, 0).UTC().Truncate(by).Unix()
 		g := groups[start]
 		if g == nil {
-			g = &group{providers: map[string]*cell{}, targets: map[targetKey]*cell{}}
+			g = &group{providers: map[int32]*cell{}, targets: map[int32]*cell{}}
 			groups[start] = g
 		}
 		g.total.merge(c)
-		p := g.providers[k.target.provider]
+		p := g.providers[k.p]
 		if p == nil {
 			p = &cell{}
-			g.providers[k.target.provider] = p
+			g.providers[k.p] = p
 		}
 		p.merge(c)
-		t := g.targets[k.target]
+		t := g.targets[k.t]
 		if t == nil {
 			t = &cell{}
-			g.targets[k.target] = t
+			g.targets[k.t] = t
 		}
 		t.merge(c)
 	}
@@ -316,26 +333,37 @@ func (a *seriesAcc) buckets(by time.Duration) []Bucket {
 	for start, g := range groups {
 		b := Bucket{Start: time.Unix(start, 0).UTC(), Tally: g.total.tally(),
 			Providers: make([]SeriesRow, 0, len(g.providers)), Targets: make([]SeriesRow, 0, len(g.targets))}
-		for name, c := range g.providers {
-			b.Providers = append(b.Providers, SeriesRow{name, c.tally()})
+		for id, c := range g.providers {
+			b.Providers = append(b.Providers, SeriesRow{Name: nm.provider(id), Other: id == otherID, Tally: c.tally()})
 		}
-		for k, c := range g.targets {
-			b.Targets = append(b.Targets, SeriesRow{k.provider + "/" + k.model, c.tally()})
+		for id, c := range g.targets {
+			b.Targets = append(b.Targets, SeriesRow{Name: nm.target(id), Other: id == otherID, Tally: c.tally()})
 		}
-		sort.Slice(b.Providers, func(i, j int) bool { return b.Providers[i].Name < b.Providers[j].Name })
-		sort.Slice(b.Targets, func(i, j int) bool { return b.Targets[i].Name < b.Targets[j].Name })
+		sortRows(b.Providers)
+		sortRows(b.Targets)
 		out = append(out, b)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
 	return out
 }
 
+// sortRows sorts rows by name, the "other" row last.
+func sortRows(rows []SeriesRow) {
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Other != rows[j].Other {
+			return rows[j].Other
+		}
+		return rows[i].Name < rows[j].Name
+	})
+}
+
 // routeUse returns every route's use, most answers (and last resorts)
-// first, then by name.
-func (a *seriesAcc) routeUse() []RouteUse {
-	out := make([]RouteUse, 0, len(a.routes))
-	for name, r := range a.routes {
-		u := RouteUse{Route: name, LastResort: r.lastResort, Hops: []HopUse{}}
+// first, then by name, the "other" route last; nm names the routes and
+// targets.
+func (a *seriesAcc) routeUse(nm namer) []RouteUse {
+	out := make([]RouteUse, 0, len(a.routes)+1)
+	add := func(id int32, r *routeAcc) {
+		u := RouteUse{Route: nm.route(id), Other: id == otherID, LastResort: r.lastResort, Hops: []HopUse{}}
 		byHop := map[int]*HopUse{}
 		for k, n := range r.answers {
 			h := byHop[k.hop]
@@ -344,23 +372,38 @@ func (a *seriesAcc) routeUse() []RouteUse {
 				byHop[k.hop] = h
 			}
 			h.Answers += n
-			h.Targets = append(h.Targets, TargetAnswers{k.target.provider + "/" + k.target.model, n})
+			h.Targets = append(h.Targets, TargetAnswers{Target: nm.target(k.t), Other: k.t == otherID, Answers: n})
 			u.Answers += n
 		}
 		for _, h := range byHop {
 			sort.Slice(h.Targets, func(i, j int) bool {
-				if h.Targets[i].Answers != h.Targets[j].Answers {
-					return h.Targets[i].Answers > h.Targets[j].Answers
+				a, b := h.Targets[i], h.Targets[j]
+				if a.Other != b.Other {
+					return b.Other
 				}
-				return h.Targets[i].Target < h.Targets[j].Target
+				if a.Answers != b.Answers {
+					return a.Answers > b.Answers
+				}
+				return a.Target < b.Target
 			})
 			u.Hops = append(u.Hops, *h)
 		}
 		sort.Slice(u.Hops, func(i, j int) bool { return u.Hops[i].Hop < u.Hops[j].Hop })
 		out = append(out, u)
 	}
+	for id, r := range a.routes {
+		if r != nil {
+			add(int32(id), r)
+		}
+	}
+	if a.otherRoute != nil {
+		add(otherID, a.otherRoute)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
+		if a.Other != b.Other {
+			return b.Other
+		}
 		if a.Answers+a.LastResort != b.Answers+b.LastResort {
 			return a.Answers+a.LastResort > b.Answers+b.LastResort
 		}
@@ -371,7 +414,7 @@ func (a *seriesAcc) routeUse() []RouteUse {
 
 // Routes returns which hop, and which target, answered each route's
 // requests: RouteUse per route, most answers first.
-func (s *Summary) Routes() []RouteUse { return s.series.routeUse() }
+func (s *Summary) Routes() []RouteUse { return s.series.routeUse(s.namer()) }
 
 // Series returns the records counted so far per time bucket of by, oldest
 // first, leaving out buckets with no records. by is rounded up to whole
@@ -380,7 +423,7 @@ func (s *Summary) Routes() []RouteUse { return s.series.routeUse() }
 // at most AutoBucketMaxSpan, else a day. Records without a time are left
 // out.
 func (s *Summary) Series(by time.Duration) []Bucket {
-	return s.series.buckets(bucketSize(by, s.series.first, s.series.last))
+	return s.series.buckets(bucketSize(by, s.series.first, s.series.last), s.namer())
 }
 
 // ReportBy returns Report with its Series in buckets of by (see Series; 0
@@ -389,7 +432,7 @@ func (s *Summary) ReportBy(by time.Duration) Report {
 	r := s.Report()
 	by = bucketSize(by, s.series.first, s.series.last)
 	r.BucketSeconds = int(by / time.Second)
-	r.Series = s.series.buckets(by)
+	r.Series = s.series.buckets(by, s.namer())
 	return r
 }
 

@@ -147,12 +147,12 @@ func TestRoutes_AnswersByHopAndTarget(t *testing.T) {
 	got := seriesSummary(t).Report().Routes
 	want := []RouteUse{
 		{Route: "default", Answers: 4, LastResort: 1, Hops: []HopUse{
-			{Hop: 0, Answers: 1, Targets: []TargetAnswers{{"groq/llama", 1}}},
-			{Hop: 1, Answers: 1, Targets: []TargetAnswers{{"openrouter/sonnet", 1}}},
-			{Hop: 2, Answers: 2, Targets: []TargetAnswers{{"deepseek/chat", 2}}},
+			{Hop: 0, Answers: 1, Targets: []TargetAnswers{{Target: "groq/llama", Answers: 1}}},
+			{Hop: 1, Answers: 1, Targets: []TargetAnswers{{Target: "openrouter/sonnet", Answers: 1}}},
+			{Hop: 2, Answers: 2, Targets: []TargetAnswers{{Target: "deepseek/chat", Answers: 2}}},
 		}},
 		{Route: "batch", Answers: 1, Hops: []HopUse{
-			{Hop: 0, Answers: 1, Targets: []TargetAnswers{{"deepseek/chat", 1}}},
+			{Hop: 0, Answers: 1, Targets: []TargetAnswers{{Target: "deepseek/chat", Answers: 1}}},
 		}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -166,7 +166,7 @@ func TestRoutes_TargetsAtOneHopMostAnswersFirst(t *testing.T) {
 		s.Add(&ledger.Record{Time: utc("2025-06-01T10:00:00Z").Add(time.Duration(i) * time.Minute),
 			Route: "r", Provider: p, Model: "m", Hop: 1, Status: ledger.StatusOK})
 	}
-	want := []TargetAnswers{{"b/m", 3}, {"a/m", 2}, {"c/m", 1}}
+	want := []TargetAnswers{{Target: "b/m", Answers: 3}, {Target: "a/m", Answers: 2}, {Target: "c/m", Answers: 1}}
 	if d := cmp.Diff(want, s.Routes()[0].Hops[0].Targets); d != "" {
 		t.Errorf("targets at hop 1 (-want +got):\n%s", d)
 	}
@@ -217,7 +217,7 @@ func TestSeries_MemoryBoundedByHoursAndTargets(t *testing.T) {
 	if n := len(s.series.cells); n != 56*3 {
 		t.Errorf("%d cells for 56 hours x 3 targets", n)
 	}
-	if n := len(s.series.routes["default"].answers); n != 2 {
+	if n := len(s.series.routes[s.routes.ids["default"]].answers); n != 2 {
 		t.Errorf("%d hop cells, want 2 (b at hop 1, c at hop 2)", n)
 	}
 }

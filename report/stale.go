@@ -35,8 +35,9 @@ type RouteFlag struct {
 	Text string `json:"text"`
 }
 
-// flags returns the flagged routes of r: heads by the records of s.
-func (s *Summary) flags(r *Report) []RouteFlag {
+// flags returns the flagged routes of r: heads by the records of s. A route
+// whose head may be a target folded into "other" is not judged.
+func (s *Summary) flags(r *Report, nm namer) []RouteFlag {
 	out := []RouteFlag{}
 	targets := map[string]*Target{}
 	for i := range r.Targets {
@@ -48,20 +49,24 @@ func (s *Summary) flags(r *Report) []RouteFlag {
 			open[w.Target] = w
 		}
 	}
-	routes := make([]string, 0, len(s.heads))
-	for name := range s.heads {
-		routes = append(routes, name)
+	routes := make([]int32, 0, len(s.heads))
+	for id := range s.heads {
+		routes = append(routes, id)
 	}
-	sort.Strings(routes)
-	for _, name := range routes {
-		var head targetKey
-		best := -1
-		for k, n := range s.heads[name] {
-			if n > best || n == best && k.provider+"/"+k.model < head.provider+"/"+head.model {
-				head, best = k, n
+	sort.Slice(routes, func(i, j int) bool { return nm.route(routes[i]) < nm.route(routes[j]) })
+	for _, rid := range routes {
+		name := nm.route(rid)
+		head, id, best := int32(otherID), "", -1
+		for tid, n := range s.heads[rid] {
+			tn := nm.target(tid)
+			// On a tie, a target kept apart rather than "other".
+			if n > best || n == best && (head == otherID || tid != otherID && tn < id) {
+				head, id, best = tid, tn, n
 			}
 		}
-		id := head.provider + "/" + head.model
+		if head == otherID {
+			continue
+		}
 		if w, ok := open[id]; ok && s.latest.Sub(w.Start) >= StaleAfter {
 			out = append(out, RouteFlag{Route: name, Head: id, Why: "walled", Since: w.Start,
 				Text: fmt.Sprintf("route %s: its head %s has been behind a wall since %s (%s, %s): a config problem, not an incident; move it down the chain or fix its account",

@@ -1,15 +1,10 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
+	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,9 +46,35 @@ func (f Filter) Match(rec *ledger.Record) bool {
 // targetKey names a target without building its "provider/model" string.
 type targetKey struct{ provider, model string }
 
-// targetAcc is what a Summary keeps for one target.
+// name is the target's "provider/model".
+func (k targetKey) name() string { return k.provider + "/" + k.model }
+
+// compareTargets orders targets by provider, then model.
+func compareTargets(a, b targetKey) int {
+	return cmp.Or(cmp.Compare(a.provider, b.provider), cmp.Compare(a.model, b.model))
+}
+
+// maxStatuses is the most distinct statuses (or scopes, or kinds) one
+// count keeps; past it, new ones are counted under OtherName. detour
+// writes a few dozen words; more is a ledger written by something else,
+// and its counts stay bounded all the same.
+const maxStatuses = 64
+
+// addCount counts n more k in *m, made at the first; past maxStatuses
+// keys, a new k is counted as OtherName.
+func addCount(m *map[string]int, k string, n int) {
+	if *m == nil {
+		*m = make(map[string]int, 2)
+	}
+	if _, ok := (*m)[k]; !ok && len(*m) >= maxStatuses {
+		k = OtherName
+	}
+	(*m)[k] += n
+}
+
+// targetAcc is what a Summary keeps for one target, or for the targets
+// folded into "other".
 type targetAcc struct {
-	key           targetKey
 	calls         int
 	answers       int
 	stalled       int
@@ -75,8 +96,10 @@ type targetAcc struct {
 }
 
 // Summary accumulates ledger records. Feed it with Add, AddLine, Summarize or
-// SummarizeFile (any number of readers), then call Report. Memory is bounded
-// by the number of targets, statuses and walls, not by the number of lines.
+// SummarizeFile (any number of readers), then call Report. A Summary from
+// NewSummary keeps every target, provider and route apart: its memory grows
+// with them (and with hours, statuses and walls), not with lines. Read
+// keeps at most Options.Top of each apart, in memory bounded by that.
 // Feed files in time order: walls are opened and closed in the order lines
 // arrive.
 type Summary struct {
@@ -84,16 +107,37 @@ type Summary struct {
 	matched    int
 	unreadable int
 	where      []string
-	targets    map[targetKey]*targetAcc
-	walls      []Wall
-	series     seriesAcc                    // per hour and per route (series.go)
-	heads      map[string]map[targetKey]int // per route, hop-0 records by target
-	latest     time.Time                    // the latest record's time
+	latest     time.Time // the latest record's time
+
+	targets   keyTable[targetKey]
+	providers keyTable[string]
+	routes    keyTable[string]
+	accs      []*targetAcc            // by target id
+	other     *targetAcc              // the targets folded; nil until one is
+	walls     []Wall                  // of the targets kept apart
+	series    seriesAcc               // per hour and per route (series.go)
+	heads     map[int32]map[int32]int // per route id, hop-0 records by target id
+
+	// top is Options.Top; plan, what the passes before the last learnt
+	// of each kind of key (read.go).
+	top  int
+	plan [kinds]foldPlan
+	// sketching: the first of Read's passes, which, when a kind has more
+	// keys than top, stops accumulating and only finds the keys with the
+	// most records, in sk.
+	sketching  bool
+	sketchKeys int // the size of each of sk's sketches
+	sk         *keySketches
+	// countOnly: the second pass, which only counts the records of the
+	// keys its tables were fixed to.
+	countOnly bool
 }
 
-// NewSummary returns an empty Summary.
+// NewSummary returns an empty Summary that keeps every target, provider
+// and route apart.
 func NewSummary() *Summary {
-	return &Summary{targets: make(map[targetKey]*targetAcc)}
+	return &Summary{targets: keyTable[targetKey]{hash: hashTarget}, providers: keyTable[string]{hash: hashKey},
+		routes: keyTable[string]{hash: hashKey}}
 }
 
 // ParseLine parses one ledger line into a record, every field filled as
@@ -158,27 +202,35 @@ func (s *Summary) noteUnreadable(where string) {
 // Add counts one record, unfiltered.
 func (s *Summary) Add(rec *ledger.Record) {
 	s.matched++
-	s.series.add(rec)
 	if rec.Time.After(s.latest) {
 		s.latest = rec.Time
 	}
-	if rec.Hop == 0 && rec.Route != "" && !strings.HasPrefix(rec.Status, "probe_") {
-		if s.heads == nil {
-			s.heads = map[string]map[targetKey]int{}
-		}
-		m := s.heads[rec.Route]
-		if m == nil {
-			m = map[targetKey]int{}
-			s.heads[rec.Route] = m
-		}
-		m[targetKey{rec.Provider, rec.Model}]++
-	}
 	k := targetKey{rec.Provider, rec.Model}
-	t := s.targets[k]
-	if t == nil {
-		t = &targetAcc{key: k, failures: map[string]int{}, scopes: map[string]int{}, skips: map[string]int{}, wall: -1}
-		s.targets[k] = t
+	if s.sk != nil {
+		s.sk.add(k, rec.Provider, rec.Route)
+		return
 	}
+	ti, pi, ri := s.targets.id(k), s.providers.id(rec.Provider), s.routes.id(rec.Route)
+	if s.sketching && (ti == otherID || pi == otherID || ri == otherID) {
+		s.startSketch(k, rec, ti, pi, ri)
+		return
+	}
+	if s.countOnly {
+		return
+	}
+	s.series.add(rec, ti, pi, ri)
+	if rec.Hop == 0 && rec.Route != "" && ri != otherID && !strings.HasPrefix(rec.Status, "probe_") {
+		if s.heads == nil {
+			s.heads = map[int32]map[int32]int{}
+		}
+		m := s.heads[ri]
+		if m == nil {
+			m = map[int32]int{}
+			s.heads[ri] = m
+		}
+		m[ti]++
+	}
+	t := s.acc(ti)
 	if t.first.IsZero() || rec.Time.Before(t.first) {
 		t.first = rec.Time
 	}
@@ -204,7 +256,7 @@ func (s *Summary) Add(rec *ledger.Record) {
 		}
 		return
 	case strings.HasPrefix(st, "skipped_"):
-		t.skips[st]++
+		addCount(&t.skips, st, 1)
 		return
 	case st == ledger.StatusLastResort:
 		t.lastResort++
@@ -229,94 +281,35 @@ func (s *Summary) Add(rec *ledger.Record) {
 		if st == ledger.StatusClientStalled {
 			t.stalled++
 		}
-		t.failures[st]++
+		addCount(&t.failures, st, 1)
 		if rec.Scope != "" {
-			t.scopes[rec.Scope]++
+			addCount(&t.scopes, rec.Scope, 1)
 		}
-		if rec.Kind == "wall" && t.wall < 0 {
+		// The walls of the targets folded into "other" are not kept: they
+		// would need a place per target.
+		if rec.Kind == "wall" && t.wall < 0 && ti != otherID {
 			t.wall = len(s.walls)
-			s.walls = append(s.walls, Wall{Target: k.provider + "/" + k.model, Start: rec.Time,
+			s.walls = append(s.walls, Wall{Target: k.name(), Start: rec.Time,
 				Open: true, Status: st, Reason: rec.Reason})
 		}
 	}
 }
 
-// Summarize reads JSON lines from r into s, counting those f selects. It
-// never stops at a bad line; it returns only a read error.
-func Summarize(r io.Reader, f Filter, s *Summary) error {
-	return s.read(r, "line", f)
-}
-
-// SummarizeFrom is Summarize for a named stream (standard input, a pipe):
-// plain JSON lines or gzip, told by its first bytes, as SummarizeFile; its
-// unreadable lines are named name:N.
-func SummarizeFrom(r io.Reader, name string, f Filter, s *Summary) error {
-	return s.read(r, name, f)
-}
-
-// SummarizeFile reads the ledger at path into s: plain JSON lines or gzip
-// (told by its first bytes, whatever its name). A gzip stream cut short
-// ends the file like a torn last line. Unreadable lines are named path:N.
-func SummarizeFile(path string, f Filter, s *Summary) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return err
+// acc returns the accumulator of target id, made at the first record.
+func (s *Summary) acc(id int32) *targetAcc {
+	if id == otherID {
+		if s.other == nil {
+			s.other = &targetAcc{wall: -1}
+		}
+		return s.other
 	}
-	defer fh.Close()
-	return s.read(fh, path, f)
-}
-
-func (s *Summary) read(r io.Reader, name string, f Filter) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
+	for int(id) >= len(s.accs) {
+		s.accs = append(s.accs, nil)
 	}
-	var long []byte
-	tooLong := false
-	n := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(chunk) <= ledger.MaxLineBytes {
-				long = append(long, chunk...)
-			} else {
-				tooLong = true
-			}
-			continue
-		}
-		line := chunk
-		if len(long) > 0 || tooLong {
-			line = append(long, chunk...)
-		}
-		if len(line) > 0 {
-			n++
-			if tooLong {
-				s.lines++
-				s.unreadable++
-				s.noteUnreadable(name + ":" + strconv.Itoa(n))
-			} else if s.addLine(line, f) != nil {
-				s.noteUnreadable(name + ":" + strconv.Itoa(n))
-			}
-		}
-		long, tooLong = long[:0], false
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil
-			}
-			return fmt.Errorf("%s: %w", name, err)
-		}
+	t := s.accs[id]
+	if t == nil {
+		t = &targetAcc{wall: -1}
+		s.accs[id] = t
 	}
-}
-
-func strconvAtoi(s string) (int, error) { return strconv.Atoi(s) }
-
-type errBadTime string
-
-func (e errBadTime) Error() string {
-	return fmt.Sprintf("%q is neither an RFC 3339 time (2025-06-01T12:00:00Z) nor a duration back from now (24h, 90m, 7d)", string(e))
+	return t
 }
