@@ -5,7 +5,10 @@
 // body from an event stream, the lifecycle of a stream over a body
 // (idempotent Close, Close from another goroutine, truncation), and the
 // text of an error body that is not JSON. Each adapter keeps its encoding,
-// its decoding and its error envelopes.
+// its decoding and its error envelopes. The gateway also keeps the keys
+// detour holds out of the answers it passes on with the KeySet and Guard
+// of guard.go: the same placeholder, "[redacted]", by an exact rule cheap
+// enough for every streamed event.
 //
 // An adapter describes how it reads responses in a Decoder, sends with a
 // Post, and embeds a *Stream in its stream type:
