@@ -318,7 +318,7 @@ func (c *call) resolve() *apiError {
 	if len(names) > maxModels {
 		return badRequest("models", "models lists %d candidates; at most %d are allowed", len(names), maxModels)
 	}
-	out := &router.Route{Name: strings.Join(names, ",")}
+	var out *router.Route
 	seen := map[string]bool{}
 	for i, name := range names {
 		r, _, ae := s.lookup(k, name, "models")
@@ -326,11 +326,11 @@ func (c *call) resolve() *apiError {
 			return ae
 		}
 		if i == 0 {
-			out.Budget, out.FailClosed, out.NoFallback = r.Budget, r.FailClosed, r.NoFallback
-			out.HeaderTimeout, out.FirstToken, out.IdleTimeout = r.HeaderTimeout, r.FirstToken, r.IdleTimeout
-			out.MaxDuration, out.Buffered, out.MaxBuffer, out.Requires = r.MaxDuration, r.Buffered, r.MaxBuffer, r.Requires
-			out.FailOverPastBuffer, out.CacheFor, out.Static = r.FailOverPastBuffer, r.CacheFor, r.Static
-			out.DailyCost, out.Adapt, out.LowerMaxTokens = r.DailyCost, r.Adapt, r.LowerMaxTokens
+			// Every setting of the first route, its eval gate among them,
+			// whatever a route comes to hold; the chain is every route's.
+			first := *r
+			first.Name, first.Chain = strings.Join(names, ","), nil
+			out = &first
 		}
 		for _, t := range r.Chain {
 			if !seen[t.ID()] {
@@ -491,7 +491,7 @@ func boolHeader(h http.Header, name string) (bool, *apiError) {
 func sends(as []router.Attempt) int {
 	n := 0
 	for _, a := range as {
-		if a.Action != "skip" && a.Action != policy.Static {
+		if a.Action != policy.Skip && a.Action != policy.Static {
 			n++
 		}
 	}

@@ -1,16 +1,11 @@
 package gateway_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/detourhq/detour/eval/results"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -19,25 +14,7 @@ import (
 // same provider that measured badly (skipped_unapproved, never sent to)
 // and is answered by an approved one at another provider.
 func TestSDK_EvalGateSkipsAnUnapprovedFallbackAtTheSameProvider(t *testing.T) {
-	dir := t.TempDir()
-	var lines []byte
-	for i, r := range []struct {
-		target string
-		out    results.Outcome
-	}{
-		{"p1/alt", results.Wrong}, {"p1/alt", results.Wrong}, {"p1/alt", results.Correct}, {"p1/alt", results.Wrong}, {"p1/alt", results.Wrong},
-		{"p2/m", results.Correct}, {"p2/m", results.Correct}, {"p2/m", results.Correct}, {"p2/m", results.Correct}, {"p2/m", results.Correct},
-	} {
-		b, _ := json.Marshal(results.Record{Suite: "builtin", Digest: "d", Target: r.target, Task: "t", Rep: i + 1, Outcome: r.out,
-			Time: time.Unix(int64(i), 0)})
-		lines = append(append(lines, b...), '\n')
-	}
-	path := filepath.Join(dir, "eval.jsonl")
-	if err := os.WriteFile(path, lines, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := newFixture(t, setup{routes: "  gated:\n    chain: [p1/m, p1/alt, p2/m]\n    budget: {base_backoff: 1ms, max_backoff: 5ms}\n" +
-		"    eval_gate: {results: " + path + ", suite: builtin, min_accuracy: 0.8}\n"})
+	f := newFixture(t, setup{routes: gatedRoute(gatedResults(t))})
 	enqueue(f, "p1", "m", sim.Fault{Kind: sim.DailyQuota})
 	got, err := f.openai(option.WithMaxRetries(0)).Chat.Completions.New(ctx(t), hi("gated"))
 	if err != nil {
