@@ -28,6 +28,7 @@ type reportFlags struct {
 	asJSON, asCSV                 bool
 	by, html                      string
 	quiet                         bool
+	top                           int
 }
 
 func newReport(env Env) *cobra.Command {
@@ -58,6 +59,13 @@ Columns:
           M = 1,000,000)
   COST    summed cost in USD at the target's prices
 
+The table keeps apart the 100 targets with the most lines (--top N; 0
+keeps all, in memory that grows with them); the rest are folded into one
+"other" row, last, whose numbers are exact and which says how many it
+folds. Providers and routes are kept apart the same way. A ledger with
+more of any is read three times (standard input is kept in a temporary
+file for that), so that memory stays bounded by the rows printed.
+
 Below the table: each target's most frequent failure statuses, then its
 walls: from the first failure of kind "wall" (no credit, daily quota, ...)
 to the target's next answer, or "open" if none came, with the first wall's
@@ -74,7 +82,8 @@ hours or days without a line are left out. Probe records (probe_ok,
 probe_failed) are counted apart, never as calls.
 
 --json prints one object {"targets", "walls", "flags", "unreadable_lines",
-"unreadable_at", "lines", "matched", "routes"} with snake_case keys (each
+"unreadable_at", "lines", "matched", "routes", "top", "folded"} with
+snake_case keys ("folded" says, per kind, what its "other" row holds; each
 target also has failures_by_scope, failovers_in, failovers_out, degraded,
 probes);
 "routes" says, per route, how many answers came at each hop and from which
@@ -118,6 +127,7 @@ nothing.`,
 	fl.StringVar(&f.by, "by", "", "one row per `hour|day` (UTC) instead of per target; with --json or --csv, the series")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML page with charts to `FILE` (- for stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "with --html FILE, print nothing on standard output")
+	fl.IntVar(&f.top, "top", report.DefaultTop, "keep the `N` targets, providers and routes with the most lines apart, the rest in one \"other\" row each (0: every one apart, in memory that grows with them)")
 	return cmd
 }
 
@@ -134,6 +144,9 @@ func runReport(env Env, fl reportFlags, args []string) error {
 		by = 24 * time.Hour
 	default:
 		return withCode(ExitUsage, fmt.Errorf("report: --by %q: want hour or day", fl.by))
+	}
+	if fl.top < 0 {
+		return withCode(ExitUsage, fmt.Errorf("report: --top %d: want 0 (every target apart) or more", fl.top))
 	}
 	if fl.quiet && (fl.html == "" || fl.html == "-") {
 		return withCode(ExitUsage, errors.New("report: --quiet goes with --html FILE (it leaves out the terminal output)"))
@@ -161,19 +174,19 @@ func runReport(env Env, fl reportFlags, args []string) error {
 	if err := checkFiles([]samefile.File{{What: "--html", Path: fl.html, Fix: "choose another --html"}}, ledgerInputs(paths)...); err != nil {
 		return err
 	}
-	s := report.NewSummary()
-	for _, p := range paths {
+	srcs := make([]report.Source, len(paths))
+	for i, p := range paths {
+		srcs[i] = report.Source{Name: p, Path: p}
 		if p == "-" {
-			err = report.SummarizeFrom(env.Stdin, "stdin", filter, s)
-		} else {
-			err = report.SummarizeFile(p, filter, s)
+			srcs[i] = report.Source{Name: "stdin", R: env.Stdin}
 		}
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-				return withCode(ExitUsage, fmt.Errorf("report: %w", err))
-			}
-			return withCode(ExitFailed, fmt.Errorf("report: %w", err))
+	}
+	s, err := report.Read(srcs, report.Options{Filter: filter, Top: fl.top})
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return withCode(ExitUsage, fmt.Errorf("report: %w", err))
 		}
+		return withCode(ExitFailed, fmt.Errorf("report: %w", err))
 	}
 	if fl.html != "" {
 		if err := writeReportHTML(env, s.ReportBy(by), fl.html, paths); err != nil {
@@ -298,6 +311,9 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 				reachPct(t.ReachabilityPct), secs(t.P50Seconds), secs(t.P95Seconds), strconv.Itoa(t.Skips),
 				tokens(t.TokensIn), tokens(t.TokensOut), usd(t.CostUSD))
 		}
+		if note := foldNote(r); note != "" {
+			fmt.Fprint(w, note)
+		}
 		var fails []string
 		for _, t := range r.Targets {
 			if len(t.FailuresByStatus) == 0 {
@@ -342,6 +358,24 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 		}
 	}
 	printUnreadable(w, r)
+}
+
+// foldNote says, below the table, what its "other" row folds; "" when
+// there is none.
+func foldNote(r report.Report) string {
+	if r.Folded == nil || r.Folded.Targets == nil {
+		return ""
+	}
+	f := r.Folded.Targets
+	note := fmt.Sprintf("\n%s: the targets past the %d with the most lines (--top), none with more\nthan %d lines; their walls are not listed.", f.Label("target"), r.Top, f.MaxLines)
+	if f.Approx {
+		note += fmt.Sprintf(" Their number is an estimate, within %d%%.", report.DistinctErrorPct)
+	}
+	if !f.TopExact {
+		note += "\nA folded target may have more lines than a row above: a larger --top keeps more apart."
+	}
+	note += "\n"
+	return note
 }
 
 func printUnreadable(w io.Writer, r report.Report) {
