@@ -564,6 +564,7 @@ func (c *call) serveComplete(ctx context.Context) {
 	default:
 		b = appendOpenAICompletion(b, c, res.Response)
 	}
+	b = redactEvents(c.answerKeys(), b, 0)
 	c.hv.set(h, "Content-Type", "application/json")
 	c.hv.set(h, "Content-Length", strconv.Itoa(len(b)))
 	c.status = http.StatusOK

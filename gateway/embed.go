@@ -157,7 +157,8 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, d dialect, m
 	if d == geminiDialect {
 		b = appendGeminiEmbeddings(*p, method, res.Embeddings)
 	} else {
-		b = appendEmbeddings(*p, answerModel(res.Embeddings.Model, c), res.Embeddings, b64)
+		// The model's name is the one text an upstream writes here.
+		b = appendEmbeddings(*p, c.answerKeys().Redact(answerModel(res.Embeddings.Model, c)), res.Embeddings, b64)
 	}
 	c.hv.set(h, "Content-Type", "application/json")
 	c.hv.set(h, "Content-Length", strconv.Itoa(len(b)))

@@ -35,17 +35,19 @@ func rawHeader(d dialect, h http.Header) http.Header {
 }
 
 // writeRaw writes a whole answer of the client's dialect as the provider
-// sent it; false when the answer kept no body (it came as a stream).
+// sent it, but for the keys detour holds (keyguard.go); false when the
+// answer kept no body (it came as a stream).
 func (c *call) writeRaw(resp *llm.Response) bool {
 	if resp.Raw == nil || resp.Raw.Dialect != c.d.String() {
 		return false
 	}
+	body := redactAnswer(c.answerKeys(), resp.Raw.Body) // a copy when it held a key: the answer may be cached
 	h := c.w.Header()
 	c.hv.set(h, "Content-Type", "application/json")
-	c.hv.set(h, "Content-Length", strconv.Itoa(len(resp.Raw.Body)))
+	c.hv.set(h, "Content-Length", strconv.Itoa(len(body)))
 	c.status = http.StatusOK
 	c.w.WriteHeader(http.StatusOK)
-	c.w.Write(resp.Raw.Body) //nolint:errcheck // nothing to do for a gone client
+	c.w.Write(body) //nolint:errcheck // nothing to do for a gone client
 	return true
 }
 

@@ -76,6 +76,7 @@ type streamOut struct {
 	raw rawStream
 	oa  oaStream
 	an  anStream
+	kg  guardOut
 }
 
 // commitLocked writes the stream's headers.
@@ -305,9 +306,10 @@ func (c *call) openFailed(out *sseOut, enc streamEncoder, err error) {
 }
 
 // answering returns the encoder of the answer: enc, or the raw
-// pass-through around it when the target speaks the client's dialect. It
-// sets who answers (headers, or trailers when the headers went out early)
-// and lets go of the request once the answer started.
+// pass-through around it when the target speaks the client's dialect,
+// inside the guard that keeps keys out (keyguard.go) when detour holds
+// any. It sets who answers (headers, or trailers when the headers went
+// out early) and lets go of the request once the answer started.
 //
 //go:noinline
 func (c *call) answering(st *streamOut, sr *router.StreamResult, enc streamEncoder) streamEncoder {
@@ -315,6 +317,10 @@ func (c *call) answering(st *streamOut, sr *router.StreamResult, enc streamEncod
 	if c.passThrough(sr.Target) {
 		st.raw = rawStream{inner: enc, c: c}
 		enc = &st.raw
+	}
+	if ks := c.answerKeys(); ks != nil {
+		st.kg.init(enc, ks)
+		enc = &st.kg
 	}
 	if c.idem == "" {
 		c.releaseBody() // the answer started: the request is sent for good

@@ -10,6 +10,7 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/router"
+	"github.com/detourhq/detour/wire/exchange"
 )
 
 // view is what one config file makes of the gateway: its routes, client
@@ -22,12 +23,13 @@ type view struct {
 	buildOpts config.BuildOptions
 
 	routes       map[string]*router.Route
-	routeNames   []string        // sorted
-	providers    map[string]bool // providers a request may name directly
-	knownTargets map[string]bool // targets with their own metrics series
-	keys         []*clientKey    // empty: no key asked for
-	secrets      []string        // upstream keys, scrubbed from all output
-	ready        bool            // some target has a key
+	routeNames   []string         // sorted
+	providers    map[string]bool  // providers a request may name directly
+	knownTargets map[string]bool  // targets with their own metrics series
+	keys         []*clientKey     // empty: no key asked for
+	secrets      []string         // upstream keys, scrubbed from all output
+	answerKeys   *exchange.KeySet // every key detour holds, kept out of answers (keyguard.go); nil: none
+	ready        bool             // some target has a key
 	metricsKey   *[sha256.Size]byte
 
 	tmu     sync.Mutex               // guards targets
@@ -87,7 +89,26 @@ func (s *Server) newView(file *config.Config, prev *view) (*view, error) {
 	if v.metricsKey, err = newMetricsKey(v.gw.MetricsKeyEnv, s.getenv, v.keys); err != nil {
 		return nil, err
 	}
+	v.answerKeys = exchange.NewKeySet(slices.Concat(v.secrets, gatewayKeys(v.gw, s.getenv))...)
 	return v, nil
+}
+
+// gatewayKeys returns the gateway's own keys: the client keys named by
+// key_env (a key given as its sha256 is not known), the admin and the
+// metrics keys.
+func gatewayKeys(gw config.Gateway, getenv func(string) string) []string {
+	var keys []string
+	for _, k := range gw.Keys {
+		if k.KeyEnv != "" {
+			keys = append(keys, strings.TrimSpace(getenv(k.KeyEnv)))
+		}
+	}
+	for _, env := range []string{gw.AdminKeyEnv, gw.MetricsKeyEnv} {
+		if env != "" {
+			keys = append(keys, strings.TrimSpace(getenv(env)))
+		}
+	}
+	return keys
 }
 
 // Routes returns the config and the routes the gateway serves now (after
