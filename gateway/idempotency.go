@@ -133,6 +133,9 @@ func (s *Server) bufferedMax() int64 { return s.v().gw.BufferedMaxBytes }
 
 // replay answers with a kept answer.
 func (c *call) replay(rec idemAnswer) {
+	// Kept as it was sent, so with every key known then redacted; a key
+	// added since (a reload) is redacted now.
+	rec.Answer = redactEvents(c.answerKeys(), rec.Answer, 0)
 	h := c.w.Header()
 	for k, v := range rec.Header {
 		h[k] = []string{v}

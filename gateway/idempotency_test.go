@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/gateway"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/health/redisstore"
 	"github.com/detourhq/detour/internal/redistest"
@@ -151,5 +154,46 @@ func TestIdempotency_AcrossReplicas(t *testing.T) {
 	}
 	if n := b.sim.Stats().Total(); n != 0 {
 		t.Fatalf("replica b's upstream got %d requests for a key replica a answered", n)
+	}
+}
+
+// A kept answer is replayed with the keys detour holds now redacted: a
+// key a reload added since the answer was kept never reaches the client.
+func TestIdempotency_ReplayRedactsKeysAddedSince(t *testing.T) {
+	const secret = "Hello from p1/m" // the simulator's answer, now a key
+	f := newFixture(t, setup{env: map[string]string{"P4_KEY": secret}})
+	body := `{"model":"default","messages":[{"role":"user","content":"hi"}]}`
+	r1, b1 := f.post("/v1/chat/completions", body, "Idempotency-Key", "op-k")
+	if r1.StatusCode != 200 || !strings.Contains(b1, secret) {
+		t.Fatalf("first answer %d %q", r1.StatusCode, b1)
+	}
+	cfg, err := config.Parse("detour.yaml", []byte(fmt.Sprintf(`providers:
+  p1: {base_url: %[1]s/p1/v1, key_env: P1_KEY, pool: free}
+  p2: {base_url: %[1]s/p2/v1, key_env: P2_KEY, pool: credit}
+  p3: {base_url: %[1]s/p3/v1, key_env: P3_KEY, pool: prepaid}
+  p4: {base_url: %[1]s/p4/v1, key_env: P4_KEY, pool: prepaid}
+targets:
+  p1/m: {family: fam, price: {in: 1, out: 2}}
+  p2/m: {family: fam, price: {in: 2, out: 4}}
+  p3/other: {family: other, price: {in: 3, out: 6}}
+routes:
+  default:
+    chain: [p1/m, p2/m, p3/other]
+  solo:
+    chain: [p1/m]
+gateway:
+%[2]s`, f.upURL, defaultGateway)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.gw.Reload(cfg, gateway.ReloadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r2, b2 := f.post("/v1/chat/completions", body, "Idempotency-Key", "op-k")
+	if r2.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the repeat was not a replay: %d %v", r2.StatusCode, r2.Header)
+	}
+	if strings.Contains(b2, secret) || !strings.Contains(b2, "[redacted]") {
+		t.Errorf("the replay carries the key a reload added: %q", b2)
 	}
 }
