@@ -20,12 +20,12 @@ import (
 )
 
 type checkRoute struct {
-	Name       string        `json:"name"`
-	Budget     string        `json:"budget"`
-	FailClosed []string      `json:"fail_closed_on"`
-	Fallback   bool          `json:"fallback"`
-	Timeouts   checkTimeouts `json:"timeouts"`
-	Chain      []checkTarget `json:"chain"`
+	Name         string        `json:"name"`
+	Budget       string        `json:"budget"`
+	FailClosedOn []string      `json:"fail_closed_on"`
+	Fallback     bool          `json:"fallback"`
+	Timeouts     checkTimeouts `json:"timeouts"`
+	Chain        []checkTarget `json:"chain"`
 }
 
 // checkTimeouts are a route's limits with the router's defaults applied:
@@ -368,11 +368,11 @@ func routeReport(name string, r *router.Route, cr config.Route, keys map[string]
 	if out.Budget == "" {
 		out.Budget = "custom"
 	}
-	for _, k := range r.FailClosed {
-		out.FailClosed = append(out.FailClosed, string(k))
+	for _, k := range r.FailClosedOn {
+		out.FailClosedOn = append(out.FailClosedOn, string(k))
 	}
-	if r.FailClosed == nil {
-		out.FailClosed = []string{"invalid", "policy"}
+	if r.FailClosedOn == nil {
+		out.FailClosedOn = []string{"invalid", "policy"}
 	}
 	for i := range r.Chain {
 		t := &r.Chain[i]
@@ -436,7 +436,7 @@ func printCheck(env Env, rep checkReport) {
 		if !r.Fallback {
 			fb = ", failover only (fallback: false)"
 		}
-		fmt.Fprintf(w, "\nroute %s  (budget %s, fail closed on %s%s)\n", r.Name, r.Budget, strings.Join(r.FailClosed, ", "), fb)
+		fmt.Fprintf(w, "\nroute %s  (budget %s, fail closed on %s%s)\n", r.Name, r.Budget, strings.Join(r.FailClosedOn, ", "), fb)
 		t := r.Timeouts
 		buf := ""
 		if t.Buffered {

@@ -123,11 +123,11 @@ func (c *Config) TargetRoute(addr string, opts BuildOptions) (*router.Route, err
 // route makes one router.Route.
 func (b *builder) route(r Route) (*router.Route, error) {
 	out := &router.Route{Name: r.Name, Budget: r.Budget, NoFallback: r.NoFallback,
-		FailClosed:    slices.Clone(r.FailClosedOn),
+		FailClosedOn:  slices.Clone(r.FailClosedOn),
 		HeaderTimeout: r.HeaderTimeout, FirstToken: r.FirstToken, IdleTimeout: r.IdleTimeout,
 		MaxDuration: r.MaxDuration, Buffered: r.Buffered, MaxBuffer: r.MaxBuffer,
 		FailOverPastBuffer: r.FailOverPastBuffer, Requires: slices.Clone(r.Requires),
-		CacheFor: r.CacheAnswers, Static: r.StaticAnswer, DailyCost: r.DailyCost, Adapt: r.Adapt,
+		CacheAnswers: r.CacheAnswers, StaticAnswer: r.StaticAnswer, DailyCost: r.DailyCost, Adapt: r.Adapt,
 		LowerMaxTokens: r.LowerMaxTokens}
 	var errs Errors
 	if r.EvalGate != nil {

@@ -45,7 +45,7 @@ func TestBuild_TargetsFromConfigPresetsAndEnv(t *testing.T) {
 	}
 	r := routes["default"]
 	want := &router.Route{
-		Name: "default", Budget: policy.Batch(), FailClosed: []classify.Kind{classify.Invalid}, NoFallback: true,
+		Name: "default", Budget: policy.Batch(), FailClosedOn: []classify.Kind{classify.Invalid}, NoFallback: true,
 		Chain: []router.Target{
 			{Provider: "groq", Model: "llama-3.3-70b-versatile", Family: "llama-3.3-70b", Pool: "free", Dialect: "openai",
 				KeyEnv: "GROQ_API_KEY", Context: 131072, MaxOutput: 32768, Account: "groq", Endpoint: "api.groq.com:443"},

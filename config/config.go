@@ -212,10 +212,10 @@ type RouteSettings struct {
 	// (router.Route.DailyCost); 0: no cap.
 	DailyCost float64
 	// CacheAnswers keeps each answer this long to give the same request
-	// again when every candidate fails (router.Route.CacheFor); 0: none.
+	// again when every candidate fails (router.Route.CacheAnswers); 0: none.
 	CacheAnswers time.Duration
 	// StaticAnswer is the route's answer when every candidate fails and no
-	// kept answer serves (router.Route.Static); "": none.
+	// kept answer serves (router.Route.StaticAnswer); "": none.
 	StaticAnswer string
 	// Requires are the Offers words every target of the route must offer
 	// (data terms, most often: zero_retention, no_training, region-eu).

@@ -151,7 +151,7 @@ defaults:            # after routes: order does not matter
 		t.Fatal(err)
 	}
 	if r := routes["plain"]; r.Budget != base || !r.NoFallback || !r.Buffered || r.HeaderTimeout != 10*time.Second ||
-		r.IdleTimeout != -1 || r.MaxDuration != 5*time.Minute || !cmp.Equal(r.FailClosed, fc) {
+		r.IdleTimeout != -1 || r.MaxDuration != 5*time.Minute || !cmp.Equal(r.FailClosedOn, fc) {
 		t.Errorf("built route plain did not keep the defaults: %+v", r)
 	}
 }

@@ -109,9 +109,9 @@ type Input struct {
 	TargetAttempts int
 	// UnknownHops counts hops already taken because of Unknown failures.
 	UnknownHops int
-	// FailClosed lists the kinds that end the request; nil means invalid
-	// and policy.
-	FailClosed []classify.Kind
+	// FailClosedOn lists the kinds that end the request (a route's
+	// fail_closed_on); nil means DefaultFailClosed.
+	FailClosedOn []classify.Kind
 	// NoFallback forbids moving to another model family.
 	NoFallback bool
 	// SpentExtra is the USD the request already added beyond its primary.
@@ -163,7 +163,7 @@ func Decide(in Input) Decision {
 	switch {
 	case f.Kind == classify.Canceled:
 		return Decision{Action: Fail, Why: "caller cancelled"}
-	case FailsClosed(in.FailClosed, f.Kind):
+	case FailsClosed(in.FailClosedOn, f.Kind):
 		return Decision{Action: Fail, Why: fmt.Sprintf("%s fails closed", f.Kind)}
 	case !in.Phase.Replayable():
 		return Decision{Action: Fail, Why: fmt.Sprintf("not replayable after %s", in.Phase)}

@@ -81,7 +81,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a route may fail closed on a wall",
 			in: Input{Failure: classify.Failure{Kind: classify.Wall}, Attempts: 1, TargetAttempts: 1, Next: next,
-				FailClosed: []classify.Kind{classify.Wall}},
+				FailClosedOn: []classify.Kind{classify.Wall}},
 			want: Decision{Action: Fail},
 		},
 		{

@@ -40,7 +40,7 @@ type embedWalk struct {
 // chain's head, or Options.Start's), whatever the route allows; a target
 // of another family is skipped (skipped_contract, its reason naming both
 // families), and so is a target whose client cannot embed (no
-// llm.Embedder: "cannot embed"). A route with Static or CacheFor gets no
+// llm.Embedder: "cannot embed"). A route with StaticAnswer or CacheAnswers gets no
 // last resort for embeddings, and Options.IdempotencyKey is refused: an
 // embeddings request is safe to send again.
 func (r *Router) Embed(ctx context.Context, route *Route, req *llm.EmbedRequest, opts Options) (*EmbedResult, error) {

@@ -74,10 +74,10 @@ func requestDigest(route string, req *llm.Request) (string, bool) {
 	return hex.EncodeToString(sum[:]), true
 }
 
-// keepAnswer keeps res's answer for the route's CacheFor, within the
+// keepAnswer keeps res's answer for the route's CacheAnswers, within the
 // router's ceiling of kept answers (one over it is not kept).
 func (w *walk) keepAnswer(req *llm.Request, res *Result) {
-	if w.route.CacheFor <= 0 || res.Response == nil {
+	if w.route.CacheAnswers <= 0 || res.Response == nil {
 		return
 	}
 	key, ok := w.answerKey(req)
@@ -87,7 +87,7 @@ func (w *walk) keepAnswer(req *llm.Request, res *Result) {
 	b, err := json.Marshal(keptAnswer{At: w.clk.Now(), Target: res.Target.ID(), Response: res.Response})
 	if err == nil {
 		// A lost answer costs a last resort, no more.
-		if n, _ := w.r.records().Keep(key, b, w.route.CacheFor, w.r.keptAnswers()); n > 0 && w.r.OnEvict != nil {
+		if n, _ := w.r.records().Keep(key, b, w.route.CacheAnswers, w.r.keptAnswers()); n > 0 && w.r.OnEvict != nil {
 			w.r.OnEvict(n)
 		}
 	}
@@ -97,10 +97,10 @@ func (w *walk) keepAnswer(req *llm.Request, res *Result) {
 // ErrAllFailed) with a kept answer or the route's static one, recorded in
 // the ledger; nil when the route has neither (or err is another failure).
 func (w *walk) lastResort(req *llm.Request, err error) *Result {
-	if !errors.Is(err, ErrAllFailed) || (w.route.CacheFor <= 0 && w.route.Static == "") {
+	if !errors.Is(err, ErrAllFailed) || (w.route.CacheAnswers <= 0 && w.route.StaticAnswer == "") {
 		return nil
 	}
-	if w.route.CacheFor > 0 {
+	if w.route.CacheAnswers > 0 {
 		if key, ok := w.answerKey(req); ok {
 			if b, found, _ := w.r.records().Get(key); found {
 				var k keptAnswer
@@ -111,10 +111,10 @@ func (w *walk) lastResort(req *llm.Request, err error) *Result {
 			}
 		}
 	}
-	if w.route.Static == "" {
+	if w.route.StaticAnswer == "" {
 		return nil
 	}
-	resp := &llm.Response{Model: "static", Message: llm.Message{Role: llm.RoleAssistant, Content: w.route.Static},
+	resp := &llm.Response{Model: "static", Message: llm.Message{Role: llm.RoleAssistant, Content: w.route.StaticAnswer},
 		FinishReason: llm.FinishStop}
 	return w.resort(staticTarget, resp, "every candidate failed: the route's static answer")
 }

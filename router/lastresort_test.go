@@ -17,7 +17,7 @@ import (
 // never for a request that fails closed.
 func TestLastResort(t *testing.T) {
 	h, route := newHarness(t, spec{provider: "p1", model: "m"}, spec{provider: "p2", model: "m"})
-	route.CacheFor, route.Static = time.Hour, "Sorry, try again later."
+	route.CacheAnswers, route.StaticAnswer = time.Hour, "Sorry, try again later."
 	route.Budget = policy.Budget{MaxPerTarget: 1} // one send per target: each dead() below is used up
 	ask := func(text string) (*router.Result, error) {
 		return h.router.Complete(context.Background(), route, &llm.Request{
@@ -58,7 +58,7 @@ func TestLastResort(t *testing.T) {
 		t.Fatalf("an invalid request got %v, want it to fail closed with no last resort", err)
 	}
 
-	route.CacheFor, route.Static = 0, ""
+	route.CacheAnswers, route.StaticAnswer = 0, ""
 	dead()
 	if _, err := ask("hello"); !errors.Is(err, router.ErrAllFailed) {
 		t.Fatalf("a route without a last resort: %v", err)

@@ -45,7 +45,7 @@ type Router struct {
 	// by its route's MaxBuffer alone.
 	Buffers *Buffers
 	// KeptAnswers returns the ceiling of the answers kept for routes'
-	// CacheFor (class "answer:" of the records), read at each answer
+	// CacheAnswers (class "answer:" of the records), read at each answer
 	// kept; nil means DefaultKeptAnswers and DefaultKeptAnswerBytes.
 	KeptAnswers func() health.Ceiling
 	// OnEvict, when set, is called with how many kept answers a new one

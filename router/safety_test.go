@@ -135,7 +135,7 @@ func TestSafety_FaultTable(t *testing.T) {
 		{
 			name: "the chain exhausted with a static answer", chain: []spec{p1},
 			setup: func(h *harness, r *router.Route) {
-				r.Static, r.Budget = "busy, try later", policy.Budget{MaxPerTarget: 1}
+				r.StaticAnswer, r.Budget = "busy, try later", policy.Budget{MaxPerTarget: 1}
 				h.script("p1", "m", sim.Fault{Kind: sim.ServerError})
 			},
 			want:   []srow{{"p1/m", "http_500", "fail", "500"}, {"detour/static", "last_resort", "static", "static answer"}},
@@ -144,7 +144,7 @@ func TestSafety_FaultTable(t *testing.T) {
 		{
 			name: "the chain exhausted with a kept answer", chain: []spec{p1},
 			setup: func(h *harness, r *router.Route) {
-				r.CacheFor, r.Budget = time.Hour, policy.Budget{MaxPerTarget: 1}
+				r.CacheAnswers, r.Budget = time.Hour, policy.Budget{MaxPerTarget: 1}
 				if _, err := h.router.Complete(context.Background(), r, prompt("hi"), router.Options{}); err != nil {
 					t.Fatal(err)
 				}

@@ -107,12 +107,15 @@ type Route struct {
 	Chain []Target
 	// Budget bounds each request on the route; zero fields take defaults.
 	Budget policy.Budget
-	// FailClosed lists the kinds that end the request at once. Nil means
-	// invalid and policy (context_overflow always fails closed unless a
-	// larger-context target follows).
-	FailClosed []classify.Kind
-	// NoFallback forbids moving to another model family; failover to the same
-	// family elsewhere stays allowed.
+	// FailClosedOn (fail_closed_on in the file) lists the kinds that end
+	// the request at once. Nil means invalid and policy (context_overflow
+	// always fails closed unless a larger-context target follows).
+	FailClosedOn []classify.Kind
+	// NoFallback (fallback: false in the file) forbids moving to another
+	// model family; failover to the same family elsewhere stays allowed.
+	// Its zero value is the default, fallback allowed. Not
+	// Options.NoFallback, a request's own, which allows no other target
+	// at all.
 	NoFallback bool
 	// HeaderTimeout bounds the wait for an attempt's response headers,
 	// streamed or not (a non-streamed answer's headers come with the whole
@@ -149,11 +152,11 @@ type Route struct {
 	// attempt fails with status max_buffer (llm.ErrMaxBuffer), a runaway
 	// answer is never shown, and the next candidate answers instead.
 	FailOverPastBuffer bool
-	// CacheFor, when above zero, keeps each whole answer of the route
-	// (Complete) for this long, keyed by a hash of the request, to answer
+	// CacheAnswers (cache_answers in the file), when above zero, keeps
+	// each whole answer of the route (Complete) for this long, keyed by a hash of the request, to answer
 	// the same request when every candidate fails: the last resort, before
-	// Static.
-	CacheFor time.Duration
+	// StaticAnswer.
+	CacheAnswers time.Duration
 	// Adapt, when set, is how the route may shorten a request for a target
 	// whose context window it does not fit (keep the system prompt and
 	// the last turns, a shorter system prompt, old tool results elided;
@@ -173,17 +176,18 @@ type Route struct {
 	// tokens at the target's price) would pass it is skipped
 	// (skipped_cost); free targets go on answering.
 	DailyCost float64
-	// Approve, when set, is the route's eval gate: a candidate other than
-	// the request's first is sent to only when Approve passes it; else it
-	// is skipped (skipped_unapproved) with Approve's reason. The first
+	// Approve, when set, is the route's eval gate (eval_gate in the file,
+	// read from `detour eval` results): a candidate other than the
+	// request's first is sent to only when Approve passes it; else it is
+	// skipped (skipped_unapproved) with Approve's reason. The first
 	// candidate is the route's choice and is never gated. Nil approves
 	// every target. It must be safe for concurrent use and fast: it is
 	// called on the request path.
 	Approve func(t *Target) (ok bool, why string)
-	// Static, when set, is the route's answer when every candidate fails
-	// and no kept answer serves (a request that fails closed, or is
-	// cancelled, gets no last resort).
-	Static string
+	// StaticAnswer (static_answer in the file), when set, is the route's
+	// answer when every candidate fails and no kept answer serves (a
+	// request that fails closed, or is cancelled, gets no last resort).
+	StaticAnswer string
 }
 
 // The defaults of a Route's timeouts. The route's deadline (Budget) bounds

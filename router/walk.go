@@ -450,7 +450,7 @@ func (w *walk) failed(ctx context.Context, t *Target, idx, n int, p permits, tre
 		Failure: f, Phase: a.Phase, NonIdempotent: w.opts.NonIdempotent, Budget: w.budget,
 		Now: now, Started: w.started,
 		Attempts: w.sends, TargetAttempts: n, UnknownHops: w.unknownHops,
-		FailClosed: w.route.FailClosed, NoFallback: w.route.NoFallback,
+		FailClosedOn: w.route.FailClosedOn, NoFallback: w.route.NoFallback,
 		SpentExtra: w.spentExtra, Next: w.next(idx, t, treq), EarliestReset: w.earliest,
 		Jitter: w.r.jitter(),
 	}
@@ -515,7 +515,7 @@ func (w *walk) failed(ctx context.Context, t *Target, idx, n int, p permits, tre
 		switch {
 		case f.Kind == classify.Canceled:
 			sentinel = ErrCanceled
-		case f.Kind == classify.ContextOverflow || policy.FailsClosed(w.route.FailClosed, f.Kind):
+		case f.Kind == classify.ContextOverflow || policy.FailsClosed(w.route.FailClosedOn, f.Kind):
 			sentinel = ErrFailClosed
 		}
 		return false, true, w.fail(f.Kind, sentinel, err)
