@@ -28,6 +28,30 @@ type limits struct {
 	maxDuration time.Duration
 }
 
+// limits are the time limits of a send to the walk's idx-th candidate at
+// now: the route's, and what the deadline leaves it, less the reserve
+// while another candidate could follow. A stream's sender adds its
+// first-token limit.
+func (w *walk) limits(idx int, now time.Time) limits {
+	header, _, idle := w.route.Timeouts()
+	b := w.ask.budget
+	room := w.ask.started.Add(b.Deadline).Sub(now)
+	if w.followed(idx) && room-b.Reserve > 0 {
+		room -= b.Reserve
+	}
+	return limits{header: header, room: max(room, time.Nanosecond), idle: idle, maxDuration: max(w.route.MaxDuration, 0)}
+}
+
+// followed reports whether a candidate with a key comes after idx.
+func (w *walk) followed(idx int) bool {
+	for _, t := range w.chain.cands[idx+1:] {
+		if t.Client != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // The phases of an attempt, as its watch times them.
 const (
 	phaseSent    = iota // waiting for the response headers

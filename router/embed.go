@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/detourhq/detour/classify"
-	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -21,17 +19,6 @@ type EmbedResult struct {
 	Embeddings *llm.EmbedResponse
 }
 
-// embedWalk carries an embeddings request through the walk, and its
-// answer out of it.
-type embedWalk struct {
-	req *llm.EmbedRequest
-	// family is the model family of the walk's first candidate: the only
-	// family the request may be answered by.
-	family string
-	// resp is the answer, once a target gave one.
-	resp *llm.EmbedResponse
-}
-
 // Embed sends req down route's chain as Complete does, with the same
 // classification, retries, parks, budget, ledger (one record per attempt
 // and skip) and errors, and returns the first target's vectors that
@@ -40,9 +27,10 @@ type embedWalk struct {
 // chain's head, or Options.Start's), whatever the route allows; a target
 // of another family is skipped (skipped_contract, its reason naming both
 // families), and so is a target whose client cannot embed (no
-// llm.Embedder: "cannot embed"). A route with StaticAnswer or CacheAnswers gets no
-// last resort for embeddings, and Options.IdempotencyKey is refused: an
-// embeddings request is safe to send again.
+// llm.Embedder: "cannot embed"). A route with StaticAnswer or
+// CacheAnswers gets no last resort for embeddings, and
+// Options.IdempotencyKey is refused: an embeddings request is safe to
+// send again.
 func (r *Router) Embed(ctx context.Context, route *Route, req *llm.EmbedRequest, opts Options) (*EmbedResult, error) {
 	if opts.IdempotencyKey != "" {
 		return nil, errors.New("router: an idempotency key is for Complete: embeddings are safe to send again")
@@ -50,20 +38,21 @@ func (r *Router) Embed(ctx context.Context, route *Route, req *llm.EmbedRequest,
 	if req == nil || len(req.Input) == 0 {
 		return nil, llm.ErrNoInput
 	}
-	w, err := r.newWalk(route, opts, nil)
+	es := &embedSender{req: req}
+	w, err := r.newWalk(route, opts, es)
 	if err != nil {
 		return nil, err
 	}
-	w.embed = &embedWalk{req: req, family: w.cands[0].ModelFamily()}
+	es.family = w.chain.cands[0].ModelFamily()
 	stand := embedStandIn(req)
-	w.startTrace(ctx, stand)
+	w.startTrace(ctx, stand, TraceRequest{Embed: true})
 	res, err := w.run(ctx, stand)
 	if err != nil {
 		w.endTrace(nil, err)
 		return nil, err
 	}
 	w.endTrace(res, nil)
-	return &EmbedResult{Result: res, Embeddings: w.embed.resp}, nil
+	return &EmbedResult{Result: res, Embeddings: es.vectors}, nil
 }
 
 // embedStandIn is the chat-shaped stand-in of req the walk's cost
@@ -77,45 +66,16 @@ func embedStandIn(req *llm.EmbedRequest) *llm.Request {
 	return out
 }
 
-// estimate is the usage req would bill at t (see estimate): an
-// embeddings request has no output.
-func (w *walk) estimate(req *llm.Request, t *Target) llm.Usage {
-	u := estimate(req, t)
-	if w.embed != nil {
-		u.OutputTokens = 0
-	}
-	return u
-}
-
-// missing is what t cannot honour of the walk's request (contract, or
-// embedMissing for an embeddings request): when not empty, t is skipped.
-func (w *walk) missing(t *Target) []string {
-	if w.embed != nil {
-		return w.embedMissing(t)
-	}
-	m, _ := contract(t, w.req, w.route)
-	return m
-}
-
-// missingReason is the skip reason of a target that cannot honour
-// missing.
-func (w *walk) missingReason(t *Target, missing []string) string {
-	if w.embed != nil {
-		return strings.Join(missing, "; ") + " (" + t.ID() + ")"
-	}
-	return contractReason(t, missing)
-}
-
-// embedMissing is why t may not answer the walk's embeddings request: its
+// missing is why t may not answer the walk's embeddings request: its
 // client cannot embed, it is of another model family than the first
 // candidate, or it does not offer what the route requires.
-func (w *walk) embedMissing(t *Target) []string {
+func (s *embedSender) missing(w *walk, t *Target) []string {
 	var out []string
 	if _, ok := t.Client.(llm.Embedder); !ok && t.Client != nil {
 		out = append(out, "cannot embed")
 	}
-	if f := t.ModelFamily(); f != w.embed.family {
-		out = append(out, "model family "+f+" is not "+w.embed.family+
+	if f := t.ModelFamily(); f != s.family {
+		out = append(out, "model family "+f+" is not "+s.family+
 			", the first candidate's: vectors of different models do not mix")
 	}
 	for _, r := range w.route.Requires {
@@ -126,28 +86,22 @@ func (w *walk) embedMissing(t *Target) []string {
 	return out
 }
 
-// embedRefused reports, and records as a skip, a target that may not
-// answer the walk's embeddings request.
-func (w *walk) embedRefused(t *Target) bool {
-	missing := w.embedMissing(t)
-	if len(missing) == 0 {
-		return false
-	}
-	w.contractSkips++
-	w.skip(t, ledger.StatusSkippedContract, classify.OneLine(w.missingReason(t, missing)))
-	return true
+// embedReason is the skip reason of a target that may not answer an
+// embeddings request for what is missing.
+func embedReason(t *Target, missing []string) string {
+	return strings.Join(missing, "; ") + " (" + t.ID() + ")"
 }
 
-// embedOnce sends one embeddings attempt to t under its limits, keeps
-// the vectors it answered with, and returns the answer's model and usage
-// as a Response, for the walk's record; headers reports that the
-// response's status came.
-func (w *walk) embedOnce(ctx context.Context, t *Target, lim limits) (*llm.Response, bool, error) {
+// embed sends one embeddings attempt to t under its limits, keeps the
+// vectors it answered with, and returns the answer's model and usage as
+// a Response, for the walk's record; headers reports that the response's
+// status came.
+func (s *embedSender) embed(ctx context.Context, t *Target, lim limits) (*llm.Response, bool, error) {
 	e, ok := t.Client.(llm.Embedder)
 	if !ok {
 		return nil, false, errors.New("router: " + t.ID() + " cannot embed") // admit skips it first
 	}
-	req := w.embed.req.Clone()
+	req := s.req.Clone()
 	req.Model = t.Model
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -160,7 +114,7 @@ func (w *walk) embedOnce(ctx context.Context, t *Target, lim limits) (*llm.Respo
 	if resp.Model == "" {
 		resp.Model = t.Model
 	}
-	w.embed.resp = resp
+	s.vectors = resp
 	return &llm.Response{Model: resp.Model, Usage: resp.Usage, RateLimit: resp.RateLimit,
 		FinishReason: llm.FinishStop}, wt.heard(), nil
 }

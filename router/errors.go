@@ -3,10 +3,12 @@ package router
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/policy"
 )
 
@@ -131,3 +133,85 @@ func (e *Error) Is(target error) bool { return target == e.sentinel }
 
 // Unwrap returns the last attempt's error.
 func (e *Error) Unwrap() error { return e.Cause }
+
+// fail builds the final error, listing every candidate in chain order:
+// its last failure, its skip, or why it was never reached.
+func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
+	c := &w.chain
+	e := &Error{Route: w.route.Name, RequestID: w.ask.id, Kind: kind, Attempts: w.count.sends, Cause: cause,
+		sentinel: sentinel, Candidates: make([]Candidate, 0, len(c.cands))}
+	for i := len(w.attempts) - 1; i >= 0 && e.Phase == ""; i-- {
+		if w.attempts[i].Action != policy.Skip {
+			e.Phase = w.attempts[i].Phase
+		}
+	}
+	for i, t := range c.cands {
+		st := &c.cs[i]
+		cd := st.last
+		if !st.has {
+			cd = Candidate{Reason: classify.OneLine("not tried: " + w.unreached(t))}
+		}
+		cd.Target, cd.Sends = t.ID(), st.sends
+		e.Candidates = append(e.Candidates, cd)
+	}
+	if sentinel == ErrAllFailed {
+		e.Exhaustion = w.exhaustion(e.Candidates)
+		if at := c.resets.request; !at.IsZero() && at.After(w.clk.Now()) {
+			e.RetryAt = at
+		}
+	}
+	return e
+}
+
+// exhaustion says what kind of failure every candidate met: rate limits
+// and walls (parks for them included) other than a rejected key,
+// timeouts, or anything else. Skips that say nothing of the provider (no
+// key, the cost ceiling, not reached) do not count.
+func (w *walk) exhaustion(cands []Candidate) Exhaustion {
+	rated, timed, n := 0, 0, 0
+	for i, c := range cands {
+		status, kind := c.Status, c.Kind
+		if p := w.chain.cs[i].parked; p != nil && status == ledger.StatusSkippedParked {
+			status, kind = p.Status, p.Kind
+		} else if c.Sends == 0 {
+			continue
+		}
+		n++
+		switch {
+		case rejectedKey(status):
+			// A rejected key is the operator's to fix: no client can wait
+			// it out.
+		case kind == classify.Wall || status == classify.HTTPStatus(http.StatusTooManyRequests):
+			rated++
+		case timeoutStatus(status):
+			timed++
+		}
+	}
+	switch {
+	case n > 0 && rated == n:
+		return RateLimited
+	case n > 0 && timed == n:
+		return TimedOut
+	}
+	return Unavailable
+}
+
+// rejectedKey reports a ledger status of a provider refusing detour's key.
+func rejectedKey(s string) bool {
+	switch s {
+	case classify.HTTPStatus(http.StatusUnauthorized), classify.HTTPStatus(http.StatusForbidden),
+		classify.HTTPStatus(http.StatusProxyAuthRequired):
+		return true
+	}
+	return false
+}
+
+// timeoutStatus reports a ledger status of a target that stayed silent.
+func timeoutStatus(s string) bool {
+	switch s {
+	case classify.StatusHeaderTimeout, classify.StatusFirstToken, classify.StatusIdle, classify.StatusDeadline,
+		classify.StatusTimeout:
+		return true
+	}
+	return false
+}

@@ -122,8 +122,8 @@ func (w *walk) lastResort(req *llm.Request, err error) *Result {
 // resort records the last resort t answering with resp and returns its
 // Result: degraded, at no cost.
 func (w *walk) resort(t *Target, resp *llm.Response, reason string) *Result {
-	w.record(Attempt{Target: t, Hop: w.hop, Failover: true, Status: ledger.StatusLastResort,
+	w.record(Attempt{Target: t, Hop: w.count.hops, Failover: true, Status: ledger.StatusLastResort,
 		Action: policy.Static, Phase: policy.PhaseCommitted, Reason: reason, Model: resp.Model, Degraded: true})
-	return &Result{RequestID: w.id, Response: resp, Target: t, Attempts: w.attempts, Degraded: true,
+	return &Result{RequestID: w.ask.id, Response: resp, Target: t, Attempts: w.attempts, Degraded: true,
 		Phase: policy.PhaseCommitted}
 }

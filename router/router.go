@@ -227,9 +227,9 @@ func order(route *Route, opts Options) ([]*Target, error) {
 	return out, nil
 }
 
-// newWalk prepares one request's walk down route, the same for Complete
-// and Stream (sw non-nil for a stream).
-func (r *Router) newWalk(route *Route, opts Options, sw *streamWalk) (*walk, error) {
+// newWalk prepares one request's walk down route, the same for Complete,
+// Stream and Embed but for s, which makes the sends.
+func (r *Router) newWalk(route *Route, opts Options, s sender) (*walk, error) {
 	if len(route.Chain) == 0 {
 		return nil, fmt.Errorf("route %q has no candidates", route.Name)
 	}
@@ -238,14 +238,13 @@ func (r *Router) newWalk(route *Route, opts Options, sw *streamWalk) (*walk, err
 	if err != nil {
 		return nil, err
 	}
-	w := &walk{r: r, route: route, cands: cands, opts: opts, clk: r.clock(), stream: sw}
-	w.id = opts.RequestID
-	if w.id == "" {
-		w.id = r.newID()
+	w := &walk{r: r, clk: r.clock(), route: route, sender: s,
+		ask:   ask{id: opts.RequestID, opts: opts, budget: route.Budget.WithDefaults()},
+		chain: chain{cands: cands, cs: make([]cand, len(cands))}}
+	if w.ask.id == "" {
+		w.ask.id = r.newID()
 	}
-	w.started = w.clk.Now()
-	w.budget = route.Budget.WithDefaults()
-	w.cs = make([]cand, len(cands))
+	w.ask.started = w.clk.Now()
 	return w, nil
 }
 
@@ -261,11 +260,11 @@ func (r *Router) Complete(ctx context.Context, route *Route, req *llm.Request, o
 
 // complete is Complete without an idempotency key.
 func (r *Router) complete(ctx context.Context, route *Route, req *llm.Request, opts Options) (*Result, error) {
-	w, err := r.newWalk(route, opts, nil)
+	w, err := r.newWalk(route, opts, &plainSender{})
 	if err != nil {
 		return nil, err
 	}
-	w.startTrace(ctx, req)
+	w.startTrace(ctx, req, TraceRequest{})
 	res, err := w.run(ctx, req)
 	if err != nil {
 		if lr := w.lastResort(req, err); lr != nil {

@@ -23,7 +23,7 @@ type permits struct {
 // permits already granted (a probe among them) are handed back.
 func (w *walk) allow(t *Target, now time.Time) (permits, *health.ParkedError, error) {
 	hb := w.r.health()
-	id, acct, end := w.keys(t)
+	id, acct, end := w.chain.keys(t)
 	var p permits
 	var err error
 	if p.endpoint, err = hb.Allow(end, now); err == nil {
@@ -58,7 +58,7 @@ func outcome(f classify.Failure) health.Outcome {
 // release hands back the permits of an attempt that was not sent.
 func (w *walk) release(t *Target, p permits, now time.Time) {
 	hb := w.r.health()
-	id, acct, end := w.keys(t)
+	id, acct, end := w.chain.keys(t)
 	if p.endpoint.Key != "" {
 		hb.Done(end, p.endpoint, released, now)
 	}
@@ -74,7 +74,7 @@ func (w *walk) release(t *Target, p permits, now time.Time) {
 // hands the other permits back; a success (zero Outcome) closes all three.
 func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome, now time.Time) {
 	hb := w.r.health()
-	id, acct, end := w.keys(t)
+	id, acct, end := w.chain.keys(t)
 	if o.Kind == "" {
 		hb.Done(end, p.endpoint, o, now)
 		hb.Done(acct, p.account, o, now)
@@ -95,7 +95,7 @@ func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome
 
 // scopeKey is the health key a failure of scope s counts under for t.
 func (w *walk) scopeKey(t *Target, s classify.Scope) string {
-	id, acct, end := w.keys(t)
+	id, acct, end := w.chain.keys(t)
 	switch s {
 	case classify.ScopeEndpoint:
 		return end
@@ -105,16 +105,22 @@ func (w *walk) scopeKey(t *Target, s classify.Scope) string {
 	return id
 }
 
-// blocked reports whether Allow would refuse t at now: its own key, its
-// account's or its endpoint's is open (parked, or a probe failed) or
-// half-open with another caller's probe out.
-func (w *walk) blocked(t *Target, now time.Time) bool {
+// parkOf returns the park that would refuse a send to t at now, read
+// without taking a permit: what Allow would answer (its endpoint's, its
+// account's, then its own key, open or half-open with another caller's
+// probe out); nil when none would.
+func (w *walk) parkOf(t *Target, now time.Time) *health.ParkedError {
 	hb := w.r.health()
-	id, acct, end := w.keys(t)
-	for _, k := range [...]string{id, acct, end} {
-		if e := hb.Get(k, now); e.State == health.Open || e.State == health.HalfOpen && !e.ProbeUntil.IsZero() {
-			return true
+	id, acct, end := w.chain.keys(t)
+	for _, k := range [...]string{end, acct, id} {
+		e := hb.Get(k, now)
+		switch {
+		case e.State == health.Open:
+			return &health.ParkedError{Key: k, Until: e.Until, Reason: e.Reason, State: health.Open, Kind: e.Kind, Status: e.Status}
+		case e.State == health.HalfOpen && !e.ProbeUntil.IsZero():
+			return &health.ParkedError{Key: k, Until: e.ProbeUntil, Reason: e.Reason, State: health.HalfOpen, Kind: e.Kind,
+				Status: e.Status}
 		}
 	}
-	return false
+	return nil
 }

@@ -2,9 +2,9 @@ package router
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -23,20 +23,21 @@ const spendTTL = 48 * time.Hour
 // ceilings returns the walk's daily ceilings: the route's, then the
 // caller's.
 func (w *walk) ceilings() []SpendLimit {
-	if w.spendLimits == nil {
+	a := &w.ask
+	if a.ceilings == nil {
 		if w.route.DailyCost > 0 {
-			w.spendLimits = append(w.spendLimits, SpendLimit{Key: "route:" + w.route.Name, Limit: w.route.DailyCost})
+			a.ceilings = append(a.ceilings, SpendLimit{Key: "route:" + w.route.Name, Limit: w.route.DailyCost})
 		}
-		for _, l := range w.opts.Spend {
+		for _, l := range a.opts.Spend {
 			if l.Limit > 0 && l.Key != "" {
-				w.spendLimits = append(w.spendLimits, l)
+				a.ceilings = append(a.ceilings, l)
 			}
 		}
-		if w.spendLimits == nil {
-			w.spendLimits = []SpendLimit{}
+		if a.ceilings == nil {
+			a.ceilings = []SpendLimit{}
 		}
 	}
-	return w.spendLimits
+	return a.ceilings
 }
 
 // dayKey is the records key of counter key's day at now.
@@ -44,30 +45,29 @@ func dayKey(key string, now time.Time) string {
 	return "spend:" + key + ":" + now.UTC().Format(time.DateOnly)
 }
 
-// overDaily reports, and records as a skip, a send to t whose worst case
-// would pass a daily ceiling. A target that costs nothing is never
-// skipped; a store that cannot be read lets the send go (health is
-// advisory, and so is this count).
-func (w *walk) overDaily(t *Target) bool {
+// overDaily says why a send of v's request to t would pass a daily
+// ceiling at now, or "" when none (after lowering its max_tokens in v
+// where the route allows it). A target that costs nothing never passes
+// one; a store that cannot be read lets the send go (health is advisory,
+// and so is this count).
+func (w *walk) overDaily(t *Target, v *verdict, now time.Time) string {
 	ls := w.ceilings()
 	if len(ls) == 0 {
-		return false
+		return ""
 	}
-	worst := t.Cost(w.estimate(w.req, t))
+	worst := t.Cost(w.sender.usage(w.ask.req, t))
 	if worst <= 0 {
-		return false
+		return ""
 	}
-	now := w.clk.Now()
 	for _, l := range ls {
-		spent, err := w.r.records().Add(dayKey(l.Key, now), 0, spendTTL)
-		if err != nil || spent+worst <= l.Limit || w.lowerMaxTokens(t, l.Limit-spent, "the daily ceiling of "+l.Key) {
+		spent, err := w.r.records().Add(dayKey(l.Key, now), 0, spendTTL) // adding nothing reads the counter
+		if err != nil || spent+worst <= l.Limit || w.lower(t, v, l.Limit-spent, "the daily ceiling of "+l.Key) {
 			continue
 		}
-		w.skip(t, ledger.StatusSkippedCost, fmt.Sprintf("the daily ceiling of %s ($%g) is reached: $%.4f spent today, this send may cost up to $%.4f",
-			l.Key, l.Limit, spent, worst))
-		return true
+		return fmt.Sprintf("the daily ceiling of %s ($%g) is reached: $%.4f spent today, this send may cost up to $%.4f",
+			l.Key, l.Limit, spent, worst)
 	}
-	return false
+	return ""
 }
 
 // spend adds cost to every daily counter of the walk.
@@ -81,16 +81,32 @@ func (w *walk) spend(cost float64) {
 	}
 }
 
+// overExtraCost says why a send to t would pass the extra-cost ceiling,
+// or "" when it would not; room is what t's send may cost (USD).
+func (w *walk) overExtraCost(t *Target) (why string, room float64) {
+	u := w.sender.usage(w.ask.req, t)
+	first, ceiling := w.chain.cands[0].Cost(u), w.ask.budget.MaxExtraCost
+	room = ceiling - w.count.spentExtra + first
+	if extra := t.Cost(u) - first; w.count.spentExtra+extra > ceiling {
+		why = fmt.Sprintf("would add about $%.4f, over the $%g extra-cost ceiling", extra, ceiling)
+	}
+	return why, room
+}
+
 // lowered returns the max_tokens that makes req's worst case at t cost
 // at most room (USD), when the route allows lowering it
-// (Route.LowerMaxTokens) and it leaves at least a quarter of the tokens
-// asked for (and 16): a cut that deep is no answer. n is the tokens
-// asked for when they fit as they are.
+// (Route.LowerMaxTokens), the send has an output to lower (not
+// embeddings) and it leaves at least a quarter of the tokens asked for
+// (and 16): a cut that deep is no answer. n is the tokens asked for when
+// they fit as they are.
 func (w *walk) lowered(t *Target, req *llm.Request, room float64) (n int, ok bool) {
-	if !w.route.LowerMaxTokens || t.PriceOut <= 0 || w.embed != nil {
+	if !w.route.LowerMaxTokens || t.PriceOut <= 0 {
 		return 0, false
 	}
-	u := w.estimate(req, t)
+	u := w.sender.usage(req, t)
+	if u.OutputTokens <= 0 {
+		return 0, false
+	}
 	n = int((room - float64(u.InputTokens)*t.PriceIn/1e6) * 1e6 / t.PriceOut)
 	if n >= u.OutputTokens {
 		return u.OutputTokens, true
@@ -98,26 +114,53 @@ func (w *walk) lowered(t *Target, req *llm.Request, room float64) (n int, ok boo
 	return n, n >= max(16, u.OutputTokens/4)
 }
 
-// lowerMaxTokens lowers the max_tokens of t's request so that its worst
-// case costs at most room (see lowered), as credit routers ask ("fewer
+// lower lowers the max_tokens of v's request to t so that its worst case
+// costs at most room (see lowered), as credit routers ask ("fewer
 // max_tokens"): the answer is then degraded and names it. It reports
-// whether t may be sent to.
-func (w *walk) lowerMaxTokens(t *Target, room float64, why string) bool {
-	st := w.state(t)
-	req := w.req
-	if st.fitted != nil {
-		req = st.fitted
+// whether t may be sent to. v's request is a copy: the walk's own is
+// never changed.
+func (w *walk) lower(t *Target, v *verdict, room float64, why string) bool {
+	req := w.ask.req
+	if v.req != nil {
+		req = v.req
 	}
 	n, ok := w.lowered(t, req, room)
-	if !ok || n >= w.estimate(req, t).OutputTokens {
+	if !ok || n >= w.sender.usage(req, t).OutputTokens {
 		return ok
 	}
 	c := req.Clone()
 	c.MaxTokens = n
-	if req == w.req {
+	if req == w.ask.req {
 		c.Raw = nil // the raw body names the old max_tokens
 	}
-	st.fitted = c
-	st.dropped = append(st.dropped, fmt.Sprintf("max_tokens lowered to %d for %s", n, why))
+	v.req = c
+	v.dropped = append(slices.Clip(v.dropped), fmt.Sprintf("max_tokens lowered to %d for %s", n, why))
 	return true
+}
+
+// estimate is the usage req would bill at t, for the cost ceilings and
+// the context check: about four characters of text a token in (content,
+// tool arguments, text parts; not images or documents), and the output
+// cap out (the request's, else the target's, else 1024).
+func estimate(req *llm.Request, t *Target) llm.Usage {
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			chars += len(tc.Arguments)
+		}
+		for _, p := range m.Parts {
+			// Text counts as text; an image, a document or audio is priced
+			// by each provider its own way: not estimated.
+			chars += len(p.Text)
+		}
+	}
+	out := req.MaxTokens
+	if out <= 0 {
+		out = t.MaxOutput
+	}
+	if out <= 0 {
+		out = 1024
+	}
+	return llm.Usage{InputTokens: chars/4 + 1, OutputTokens: out}
 }

@@ -33,12 +33,6 @@ type StreamResult struct {
 // caller. It is llm.ErrFirstTokenTimeout.
 var ErrFirstTokenTimeout = llm.ErrFirstTokenTimeout
 
-// streamWalk carries a stream request's outcome out of the walk.
-type streamWalk struct {
-	Result *Result
-	Stream *routedStream
-}
-
 // Stream sends req down route's chain as a stream and returns once one target
 // produced its first output (or, for a Buffered route, its whole answer).
 // Failures before that fail over invisibly; on failure the error is an *Error
@@ -47,21 +41,23 @@ func (r *Router) Stream(ctx context.Context, route *Route, req *llm.Request, opt
 	if opts.IdempotencyKey != "" {
 		return nil, errors.New("router: an idempotency key is for Complete: a stream's answer is not kept")
 	}
-	w, err := r.newWalk(route, opts, &streamWalk{})
+	ss := &streamSender{}
+	w, err := r.newWalk(route, opts, ss)
 	if err != nil {
 		return nil, err
 	}
-	w.startTrace(ctx, req)
+	w.startTrace(ctx, req, TraceRequest{Stream: true})
 	res, err := w.run(ctx, req)
-	return w.streamResult(req, res, err)
+	return w.streamResult(req, res, ss.stream, err)
 }
 
-// streamResult returns the stream the walk opened, or the last resort's
-// answer as a stream, or the walk's error. Apart from Stream so that its
-// frame, under every send's wait, stays small (gateway serveStream).
+// streamResult returns st, the stream the walk opened, or the last
+// resort's answer as a stream, or the walk's error. Apart from Stream so
+// that its frame, under every send's wait, stays small (gateway
+// serveStream).
 //
 //go:noinline
-func (w *walk) streamResult(req *llm.Request, res *Result, err error) (*StreamResult, error) {
+func (w *walk) streamResult(req *llm.Request, res *Result, st *routedStream, err error) (*StreamResult, error) {
 	if err != nil {
 		if lr := w.lastResort(req, err); lr != nil {
 			w.endTrace(lr, nil)
@@ -72,12 +68,12 @@ func (w *walk) streamResult(req *llm.Request, res *Result, err error) (*StreamRe
 	}
 	// Output started: nothing is sent again, so the walk lets go of the
 	// request (its messages, its raw body) for the stream's life.
-	w.req = nil
-	for i := range w.cs {
-		w.cs[i].fitted = nil
+	w.ask.req = nil
+	for i := range w.chain.cs {
+		w.chain.cs[i].fitted = nil
 	}
 	// The request's span ends with the stream (finish).
-	return &StreamResult{Result: res, Stream: w.stream.Stream}, nil
+	return &StreamResult{Result: res, Stream: st}, nil
 }
 
 // committed reports whether c carries output a caller would see (a role-only
@@ -141,16 +137,12 @@ type firstRead struct {
 //
 //go:noinline
 func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (bool, error) {
-	inner, wt, cancel := s.inner, s.watch, s.cancel
 	if err == io.EOF && len(s.pending) > 0 && f.buffering {
 		s.eof = true
 		return true, nil
 	}
 	if err != nil {
-		inner.Close()
-		wt.stop()
-		s.stopIdle()
-		cancel(nil)
+		s.abandon()
 		if err == io.EOF {
 			err = fmt.Errorf("stream ended with no output: %w", llm.ErrStreamTruncated)
 		}
@@ -160,10 +152,7 @@ func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (boo
 		// A refusal before anything reached the caller is a policy
 		// failure, as the same answer unstreamed is: it fails
 		// closed and is never routed around.
-		inner.Close()
-		wt.stop()
-		s.stopIdle()
-		cancel(nil)
+		s.abandon()
 		return true, refusal()
 	}
 	if c.Raw != "" {
@@ -174,9 +163,9 @@ func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (boo
 		if !s.flow() {
 			// A limit fired as the output arrived: the attempt's
 			// context is gone, and nothing reached the caller.
-			inner.Close()
-			cancel(nil)
-			return true, wt.expired()
+			s.inner.Close()
+			s.cancel(nil)
+			return true, s.watch.expired()
 		}
 	}
 	size := chunkSize(*c)
@@ -184,10 +173,7 @@ func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (boo
 		if w.route.FailOverPastBuffer {
 			// Nothing reached the caller: the runaway answer is
 			// dropped, and the walk moves on as after any failure.
-			inner.Close()
-			wt.stop()
-			s.stopIdle()
-			cancel(nil)
+			s.abandon()
 			return true, &llm.LimitError{Err: llm.ErrMaxBuffer, Size: w.route.maxBuffer()}
 		}
 		// Past max_buffer the answer stops waiting to be whole: what
@@ -200,6 +186,16 @@ func (w *walk) take(s *routedStream, f *firstRead, c *llm.Chunk, err error) (boo
 		w.r.Buffers.bypassed.Add(1)
 	}
 	return s.flowing && !f.buffering, nil
+}
+
+// abandon ends an attempt whose stream failed before its first output
+// reached the caller: the target's stream closed, the limits stopped,
+// the attempt's context cancelled.
+func (s *routedStream) abandon() {
+	s.inner.Close()
+	s.watch.stop()
+	s.stopIdle()
+	s.cancel(nil)
 }
 
 // hold counts n bytes of a buffered chunk against the router's Buffers,
@@ -250,6 +246,9 @@ type routedStream struct {
 	attempt Attempt
 	permits permits
 	start   time.Time
+	// res is the request's Result, whose phase and attempts the stream's
+	// end completes.
+	res *Result
 
 	// cur is the chunk pull read last (the stream's, not a local of each
 	// reader's: the frames under a read stay small, see gateway
@@ -513,10 +512,10 @@ func (s *routedStream) finish(err error) {
 			a.Status, a.Kind, a.Action, a.Reason, a.Failure = f.Status, f.Kind, policy.Fail, f.Reason, &f
 			out, scope = outcome(f), f.Scope
 		}
-		w.stream.Result.Phase = a.Phase
+		s.res.Phase = a.Phase
 		w.done(s.t, s.permits, scope, out, now)
 		w.record(a)
-		w.stream.Result.Attempts = w.attempts // the stream's own record too, once it ended
-		w.endTrace(w.stream.Result, err)
+		s.res.Attempts = w.attempts // the stream's own record too, once it ended
+		w.endTrace(s.res, err)
 	})
 }

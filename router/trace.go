@@ -49,13 +49,15 @@ type RequestSpan interface {
 	End(res *Result, err error, at time.Time)
 }
 
-// startTrace begins the walk's request span, when the router traces.
-func (w *walk) startTrace(ctx context.Context, req *llm.Request) {
+// startTrace begins the walk's request span, when the router traces;
+// info says what kind of request it is (Stream, Embed), and the walk adds
+// the rest.
+func (w *walk) startTrace(ctx context.Context, req *llm.Request, info TraceRequest) {
 	if w.r.Trace == nil {
 		return
 	}
-	w.span = w.r.Trace.StartRequest(ctx, TraceRequest{RequestID: w.id, Route: w.route.Name, Model: req.Model,
-		Stream: w.stream != nil, Embed: w.embed != nil, Start: w.started})
+	info.RequestID, info.Route, info.Model, info.Start = w.ask.id, w.route.Name, req.Model, w.ask.started
+	w.span = w.r.Trace.StartRequest(ctx, info)
 }
 
 // endTrace ends the walk's request span, once; a walk that traces nothing

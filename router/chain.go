@@ -1,0 +1,365 @@
+package router
+
+import (
+	"strings"
+	"time"
+
+	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/policy"
+)
+
+// cand is one candidate's state in a walk.
+type cand struct {
+	// id, acct and end are its health keys (Target.ID, AccountKey,
+	// EndpointKey), made at first use.
+	id, acct, end string
+	// tried is set once it had its turn; sends counts its sends.
+	tried bool
+	sends int
+	// last is its last word, when has.
+	last Candidate
+	has  bool
+	// parked is the park that skipped it, if one did.
+	parked *health.ParkedError
+	// dropped are the needs of the request it goes without (contract),
+	// and what adapting the request to it did.
+	dropped []string
+	// fitted is the request shaped for it (shortened for its window,
+	// max_tokens lowered for a ceiling); nil when it goes as it came.
+	fitted *llm.Request
+}
+
+// chain is a walk's candidates, in the order tried, and what the walk
+// learned of them: each one's state, the accounts and endpoints a failure
+// of this request reached, and when a candidate may be tried again.
+type chain struct {
+	cands []*Target
+	// cs holds each candidate's state, by its index in cands.
+	cs []cand
+	// down maps the account and endpoint keys a failure reached in this
+	// request to its reason; nil until one did.
+	down map[string]string
+	// resets are when a parked candidate may be tried again.
+	resets resets
+	// exhausted is set when policy queued after a failure: no candidate
+	// is left to try before the earliest reset.
+	exhausted bool
+}
+
+// resets are when the walk's candidates may be tried again, as the walk
+// learned it from parks and from the waits providers named: each the
+// earliest such time, zero when none is known. They differ in what they
+// count and in how long they last.
+type resets struct {
+	// pass is the earliest end of a park met in this pass down the chain
+	// (a parked candidate skipped, a park a failure caused): what a
+	// budget that queues waits for (policy.QueueWait,
+	// policy.Input.EarliestReset). A new pass clears it.
+	pass time.Time
+	// request is the earliest time after now that a candidate may be
+	// tried again, from every park and every wait a provider named in the
+	// whole request (a Retry-After the walk did not wait out among them):
+	// the final error's RetryAt. It is never cleared.
+	request time.Time
+}
+
+// parked notes a park that ends at until, seen at now.
+func (r *resets) parked(until, now time.Time) {
+	r.pass = earliest(r.pass, until)
+	r.named(until, now)
+}
+
+// named notes a wait a provider named, until until, seen at now.
+func (r *resets) named(until, now time.Time) {
+	if until.After(now) {
+		r.request = earliest(r.request, until)
+	}
+}
+
+// earliest returns the earlier of a and b, a zero time standing for none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// state returns t's state: t is one of c.cands.
+func (c *chain) state(t *Target) *cand {
+	for i, x := range c.cands {
+		if x == t {
+			return &c.cs[i]
+		}
+	}
+	panic("router: target not in the walk")
+}
+
+// keys returns t's health keys: its own, its account's, its endpoint's.
+func (c *chain) keys(t *Target) (id, acct, end string) {
+	s := c.state(t)
+	if s.id == "" {
+		s.id, s.acct, s.end = t.ID(), t.AccountKey(), t.EndpointKey()
+	}
+	return s.id, s.acct, s.end
+}
+
+// hadTurn reports whether t, or the same target listed earlier, had its
+// turn in this pass.
+func (c *chain) hadTurn(t *Target) bool {
+	for i, x := range c.cands {
+		if c.cs[i].tried && x.Provider == t.Provider && x.Model == t.Model {
+			return true
+		}
+	}
+	return false
+}
+
+// reach notes that a failure of this request reached key (an account or
+// an endpoint) for reason.
+func (c *chain) reach(key, reason string) {
+	if c.down == nil {
+		c.down = make(map[string]string)
+	}
+	c.down[key] = reason
+}
+
+// downReason is the reason a failure of this request reached key, or "".
+func (c *chain) downReason(key string) string {
+	if c.down == nil {
+		return ""
+	}
+	return c.down[key]
+}
+
+// again readies the chain for another pass after a queue: every
+// candidate may have its turn again, no failure of the last pass reaches
+// an account or endpoint, and no park of it is waited for.
+func (c *chain) again() {
+	for i := range c.cs {
+		c.cs[i].tried = false
+	}
+	clear(c.down)
+	c.resets.pass = time.Time{}
+}
+
+// setLast records c as t's last word.
+func (c *chain) setLast(t *Target, last Candidate) {
+	s := c.state(t)
+	s.last, s.has = last, true
+}
+
+// verdict is what screen says of one candidate.
+type verdict struct {
+	// status is "" when the candidate may be sent to, else the ledger
+	// status of its skip (skipped_*), and reason says why on one line.
+	status, reason string
+	// parked is the park that refuses it (skipped_parked).
+	parked *health.ParkedError
+	// req is the request it would be sent: shaped for it (see
+	// cand.fitted), or nil when it goes as it came; dropped names what it
+	// would go without.
+	req     *llm.Request
+	dropped []string
+}
+
+// skipped returns the verdict of a skip.
+func skipped(status, reason string) verdict { return verdict{status: status, reason: reason} }
+
+// screen says whether t may be sent to at now, as far as anything but the
+// health store's permits can tell, and if so in what shape; it records
+// nothing and changes no state of the walk. It checks the target's own
+// standing, then (at a turn's first send) the eval gate, a turn already
+// had, a failure of this request, the contract, and last the cost
+// ceilings, which may lower the request's max_tokens. retry is true for a
+// second send to the same target: the checks of a turn were made at its
+// first.
+func (w *walk) screen(t *Target, now time.Time, retry bool) verdict {
+	if status, why := standing(t); status != "" {
+		return skipped(status, why)
+	}
+	st := w.chain.state(t)
+	v := verdict{req: st.fitted, dropped: st.dropped}
+	if !retry {
+		if status, why := w.turnBarred(t); status != "" {
+			return skipped(status, why)
+		}
+		req, dropped, why := w.sender.shape(w, t)
+		if why != "" {
+			return skipped(ledger.StatusSkippedContract, classify.OneLine(why))
+		}
+		v.req, v.dropped = req, dropped
+	}
+	if why := w.overDaily(t, &v, now); why != "" {
+		return skipped(ledger.StatusSkippedCost, why)
+	}
+	if w.ask.budget.MaxExtraCost > 0 && t != w.chain.cands[0] {
+		if why, room := w.overExtraCost(t); why != "" && !w.lower(t, &v, room, "the extra-cost ceiling") {
+			return skipped(ledger.StatusSkippedCost, why)
+		}
+	}
+	return v
+}
+
+// standing is why t may never be sent to in this request, whatever
+// happened in it: turned off, held back by the caller, no key. "" when
+// none holds.
+func standing(t *Target) (status, reason string) {
+	switch {
+	case t.Disabled != "":
+		return ledger.StatusSkippedDisabled, "turned off by " + t.Disabled
+	case t.Paced != "":
+		return ledger.StatusSkippedPaced, t.Paced
+	case t.Client == nil:
+		if t.KeyEnv != "" {
+			return ledger.StatusSkippedNoKey, "no key: " + t.KeyEnv + " is not set"
+		}
+		return ledger.StatusSkippedNoKey, "no key"
+	}
+	return "", ""
+}
+
+// turnBarred is why t may not have a turn now for what happened in this
+// request or what its route says of it: the eval gate does not approve
+// it, it (or the same target listed earlier) had its turn, or a failure
+// reached its account or endpoint. "" when none holds.
+func (w *walk) turnBarred(t *Target) (status, reason string) {
+	_, acct, end := w.chain.keys(t)
+	if w.route.Approve != nil && t != w.chain.cands[0] {
+		if ok, why := w.route.Approve(t); !ok {
+			return ledger.StatusSkippedUnapproved, classify.OneLine("not approved by routes." + w.route.Name + ".eval_gate: " + why)
+		}
+	}
+	switch {
+	case w.chain.hadTurn(t):
+		return ledger.StatusSkippedTried, "already had its turn in this request"
+	case w.chain.downReason(acct) != "":
+		return ledger.StatusSkippedAccount, classify.OneLine("account " + strings.TrimPrefix(acct, "account:") +
+			" failed in this request: " + w.chain.downReason(acct))
+	case w.chain.downReason(end) != "":
+		return ledger.StatusSkippedEndpoint, classify.OneLine("endpoint " + endpointName(t) +
+			" failed in this request: " + w.chain.downReason(end))
+	}
+	return "", ""
+}
+
+// parkedVerdict is the skip of t refused by park p (its own, its
+// account's or its endpoint's) at now.
+func (w *walk) parkedVerdict(t *Target, p *health.ParkedError, now time.Time) verdict {
+	what := ""
+	_, acct, end := w.chain.keys(t)
+	switch p.Key {
+	case acct:
+		what = "account " + strings.TrimPrefix(p.Key, "account:") + " "
+	case end:
+		what = "endpoint " + endpointName(t) + " "
+	}
+	reason := what + "parked until " + untilText(p.Until, now)
+	if p.State == health.HalfOpen {
+		reason = what + "probe in flight"
+	}
+	if p.Reason != "" {
+		reason += " (" + p.Reason + ")"
+	}
+	return verdict{status: ledger.StatusSkippedParked, reason: classify.OneLine(reason), parked: p}
+}
+
+// next describes the first candidate after idx that could be sent to now:
+// it has a key, had no turn yet, can honour the request, and neither it,
+// its account nor its endpoint is parked or reached by a failure of this
+// request; req is the request failed was sent. Another model of failed's
+// provider stays eligible.
+func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
+	now := w.clk.Now()
+	for _, t := range w.chain.cands[idx+1:] {
+		if t.Client == nil || t.Disabled != "" || t.Paced != "" || w.chain.hadTurn(t) {
+			continue
+		}
+		if m, _ := w.missing(t); len(m) > 0 {
+			continue // admit skips it
+		}
+		if _, acct, end := w.chain.keys(t); w.chain.downReason(acct) != "" || w.chain.downReason(end) != "" || w.parkOf(t, now) != nil {
+			continue
+		}
+		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
+		n.LargerContext = t.Context > 0 && failed.Context > 0 && t.Context > failed.Context
+		if b := w.ask.budget; b.MaxExtraCost > 0 {
+			u := w.sender.usage(req, t)
+			first := w.chain.cands[0].Cost(u)
+			n.ExtraCost = max(t.Cost(u)-first, 0)
+			if w.count.spentExtra+n.ExtraCost > b.MaxExtraCost {
+				room := b.MaxExtraCost - w.count.spentExtra + first
+				if _, ok := w.lowered(t, req, room); !ok {
+					continue // admit skips it; look for an affordable one
+				}
+				n.ExtraCost = max(room-first, 0) // what it costs lowered, at most
+			}
+		}
+		return n
+	}
+	return policy.Next{}
+}
+
+// missing is what t cannot honour of the walk's request, before any
+// adaptation, and the reason of its skip.
+func (w *walk) missing(t *Target) ([]string, string) {
+	if es, ok := w.sender.(*embedSender); ok {
+		m := es.missing(w, t)
+		return m, embedReason(t, m)
+	}
+	m, _ := contract(t, w.ask.req, w.route)
+	return m, contractReason(t, m)
+}
+
+// unreached says why the walk ended before t: a failure earlier in the
+// request reached its account or endpoint, it is parked, or the walk
+// stopped for the reason policy gave.
+func (w *walk) unreached(t *Target) string {
+	switch {
+	case w.chain.downReason(t.AccountKey()) != "":
+		return "account " + strings.TrimPrefix(t.AccountKey(), "account:") + " failed in this request: " + w.chain.downReason(t.AccountKey())
+	case w.chain.downReason(t.EndpointKey()) != "":
+		return "endpoint " + endpointName(t) + " failed in this request: " + w.chain.downReason(t.EndpointKey())
+	case t.Client == nil:
+		return "no key"
+	case t.Disabled != "":
+		return "turned off by " + t.Disabled
+	case t.Paced != "":
+		return t.Paced
+	case w.parkOf(t, w.clk.Now()) != nil:
+		return "parked"
+	}
+	// Why policy saw no next candidate in it: what admit would have said.
+	if m, why := w.missing(t); len(m) > 0 {
+		return why
+	}
+	if w.ask.budget.MaxExtraCost > 0 && t != w.chain.cands[0] {
+		if why, _ := w.overExtraCost(t); why != "" {
+			return why
+		}
+	}
+	if w.end.why != "" {
+		return w.end.why
+	}
+	return "the request ended first"
+}
+
+// endpointName is t's endpoint for messages: its host, or its provider.
+func endpointName(t *Target) string {
+	if t.Endpoint != "" {
+		return t.Endpoint
+	}
+	return "of provider " + t.Provider
+}
+
+// untilText writes the end of a park for a reason: its time and zone, and
+// its date too when it is a day away or more.
+func untilText(until, now time.Time) string {
+	layout := "15:04:05 MST"
+	if d := until.Sub(now); d >= 24*time.Hour || d <= -24*time.Hour {
+		layout = "2006-01-02 15:04:05 MST"
+	}
+	return until.UTC().Format(layout)
+}
