@@ -169,7 +169,8 @@ func TestEvalCommand_Usage(t *testing.T) {
 
 // A route's eval_gate, read from eval's results file, keeps a fallback
 // target that measured badly out of the chain: with the head walled, the
-// request fails rather than reach it, and the ledger says why.
+// request fails rather than reach it (policy is never offered it as the
+// next candidate), and the error says why.
 func TestEvalGate_KeepsAnUnapprovedFallbackOut(t *testing.T) {
 	dir := t.TempDir()
 	suitePath, pairs := evalSuite(t, dir, false)
@@ -204,12 +205,15 @@ func TestEvalGate_KeepsAnUnapprovedFallbackOut(t *testing.T) {
 	if n := srv.Stats().Requests("p1", ""); n != 0 {
 		t.Fatalf("the unapproved p1 got %d requests", n)
 	}
+	if !strings.Contains(errOut, "p1/m: not tried: not approved by routes.gated.eval_gate: accuracy 0% (0/18) on suite sums is below 80%") {
+		t.Fatalf("the error does not say why the fallback was kept out:\n%s", errOut)
+	}
 	b, err := os.ReadFile(ledgerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"skipped_unapproved"`) || !strings.Contains(string(b), "accuracy 0% (0/18) on suite sums is below 80%") {
-		t.Fatalf("ledger does not record the gate's skip:\n%s\nstderr:\n%s", b, errOut)
+	if !strings.Contains(string(b), `"status":"http_429"`) || !strings.Contains(string(b), `"action":"fail"`) {
+		t.Fatalf("ledger does not record the head's wall ending the request:\n%s\nstderr:\n%s", b, errOut)
 	}
 }
 

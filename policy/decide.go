@@ -76,8 +76,10 @@ func (p Phase) Replayable() bool {
 }
 
 // Next describes the candidate the router would move to. The router has
-// already dropped candidates that are parked, keyless or tried, and those
-// the failure's scope reaches (the same account, the same endpoint).
+// already dropped every candidate it would not send to now: parked,
+// keyless, turned off, tried, reached by the failure's scope (the same
+// account, the same endpoint), unable to honour the request, not
+// approved by the route's eval gate, or over a cost ceiling.
 type Next struct {
 	// Exists is false when no candidate remains.
 	Exists bool

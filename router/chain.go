@@ -151,7 +151,7 @@ func (c *chain) setLast(t *Target, last Candidate) {
 	s.last, s.has = last, true
 }
 
-// verdict is what screen says of one candidate.
+// verdict is what eligible says of one candidate.
 type verdict struct {
 	// status is "" when the candidate may be sent to, else the ledger
 	// status of its skip (skipped_*), and reason says why on one line.
@@ -168,14 +168,29 @@ type verdict struct {
 // skipped returns the verdict of a skip.
 func skipped(status, reason string) verdict { return verdict{status: status, reason: reason} }
 
-// screen says whether t may be sent to at now, as far as anything but the
-// health store's permits can tell, and if so in what shape; it records
-// nothing and changes no state of the walk. It checks the target's own
-// standing, then (at a turn's first send) the eval gate, a turn already
-// had, a failure of this request, the contract, and last the cost
-// ceilings, which may lower the request's max_tokens. retry is true for a
-// second send to the same target: the checks of a turn were made at its
-// first.
+// eligible says whether t may be sent to at now, and if so in what shape;
+// it records nothing, takes no permit and changes no state of the walk.
+// It is the one list of checks: admit records what it says (taking the
+// health store's permits for its last check), next offers policy only
+// what it lets through, and unreached prints it. retry is true for a
+// second send to the same target: the checks of a turn (the eval gate, a
+// turn already had, a failure of this request, the contract) were made
+// at its first.
+func (w *walk) eligible(t *Target, now time.Time, retry bool) verdict {
+	v := w.screen(t, now, retry)
+	if v.status != "" {
+		return v
+	}
+	if p := w.parkOf(t, now); p != nil {
+		return w.parkedVerdict(t, p, now)
+	}
+	return v
+}
+
+// screen makes every check of eligible but the last, the health store's:
+// the target's own standing, then (at a turn's first send) the eval gate,
+// a turn already had, a failure of this request, the contract, and last
+// the cost ceilings, which may lower the request's max_tokens.
 func (w *walk) screen(t *Target, now time.Time, retry bool) verdict {
 	if status, why := standing(t); status != "" {
 		return skipped(status, why)
@@ -266,79 +281,32 @@ func (w *walk) parkedVerdict(t *Target, p *health.ParkedError, now time.Time) ve
 	return verdict{status: ledger.StatusSkippedParked, reason: classify.OneLine(reason), parked: p}
 }
 
-// next describes the first candidate after idx that could be sent to now:
-// it has a key, had no turn yet, can honour the request, and neither it,
-// its account nor its endpoint is parked or reached by a failure of this
-// request; req is the request failed was sent. Another model of failed's
-// provider stays eligible.
-func (w *walk) next(idx int, failed *Target, req *llm.Request) policy.Next {
+// next describes, for policy, the first candidate after idx that
+// eligible lets be sent to now; failed is the target that just failed.
+// Another model of failed's provider stays eligible.
+func (w *walk) next(idx int, failed *Target) policy.Next {
 	now := w.clk.Now()
 	for _, t := range w.chain.cands[idx+1:] {
-		if t.Client == nil || t.Disabled != "" || t.Paced != "" || w.chain.hadTurn(t) {
-			continue
-		}
-		if m, _ := w.missing(t); len(m) > 0 {
-			continue // admit skips it
-		}
-		if _, acct, end := w.chain.keys(t); w.chain.downReason(acct) != "" || w.chain.downReason(end) != "" || w.parkOf(t, now) != nil {
+		if w.eligible(t, now, false).status != "" {
 			continue
 		}
 		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
 		n.LargerContext = t.Context > 0 && failed.Context > 0 && t.Context > failed.Context
-		if b := w.ask.budget; b.MaxExtraCost > 0 {
-			u := w.sender.usage(req, t)
-			first := w.chain.cands[0].Cost(u)
-			n.ExtraCost = max(t.Cost(u)-first, 0)
-			if w.count.spentExtra+n.ExtraCost > b.MaxExtraCost {
-				room := b.MaxExtraCost - w.count.spentExtra + first
-				if _, ok := w.lowered(t, req, room); !ok {
-					continue // admit skips it; look for an affordable one
-				}
-				n.ExtraCost = max(room-first, 0) // what it costs lowered, at most
-			}
+		if w.ask.budget.MaxExtraCost > 0 {
+			n.ExtraCost = w.extraCost(t)
 		}
 		return n
 	}
 	return policy.Next{}
 }
 
-// missing is what t cannot honour of the walk's request, before any
-// adaptation, and the reason of its skip.
-func (w *walk) missing(t *Target) ([]string, string) {
-	if es, ok := w.sender.(*embedSender); ok {
-		m := es.missing(w, t)
-		return m, embedReason(t, m)
-	}
-	m, _ := contract(t, w.ask.req, w.route)
-	return m, contractReason(t, m)
-}
-
-// unreached says why the walk ended before t: a failure earlier in the
-// request reached its account or endpoint, it is parked, or the walk
-// stopped for the reason policy gave.
+// unreached says why the walk ended before t: what eligible says of it
+// now (a failure earlier in the request reached its account or endpoint,
+// it is parked, it cannot honour the request, ...), else the reason
+// policy gave to stop.
 func (w *walk) unreached(t *Target) string {
-	switch {
-	case w.chain.downReason(t.AccountKey()) != "":
-		return "account " + strings.TrimPrefix(t.AccountKey(), "account:") + " failed in this request: " + w.chain.downReason(t.AccountKey())
-	case w.chain.downReason(t.EndpointKey()) != "":
-		return "endpoint " + endpointName(t) + " failed in this request: " + w.chain.downReason(t.EndpointKey())
-	case t.Client == nil:
-		return "no key"
-	case t.Disabled != "":
-		return "turned off by " + t.Disabled
-	case t.Paced != "":
-		return t.Paced
-	case w.parkOf(t, w.clk.Now()) != nil:
-		return "parked"
-	}
-	// Why policy saw no next candidate in it: what admit would have said.
-	if m, why := w.missing(t); len(m) > 0 {
-		return why
-	}
-	if w.ask.budget.MaxExtraCost > 0 && t != w.chain.cands[0] {
-		if why, _ := w.overExtraCost(t); why != "" {
-			return why
-		}
+	if v := w.eligible(t, w.clk.Now(), false); v.status != "" {
+		return v.reason
 	}
 	if w.end.why != "" {
 		return w.end.why

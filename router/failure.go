@@ -51,7 +51,7 @@ func (w *walk) input(tn *turn, f classify.Failure, phase policy.Phase) policy.In
 	in := w.count.input(f, phase)
 	in.Budget, in.NonIdempotent, in.Now, in.Started = w.ask.budget, w.ask.opts.NonIdempotent, tn.end, w.ask.started
 	in.TargetAttempts, in.FailClosedOn, in.NoFallback = tn.n, w.route.FailClosedOn, w.route.NoFallback
-	in.Next, in.EarliestReset = w.next(tn.idx, tn.t, tn.req), earliest(w.chain.resets.pass, f.Until)
+	in.Next, in.EarliestReset = w.next(tn.idx, tn.t), earliest(w.chain.resets.pass, f.Until)
 	in.Jitter = w.r.jitter()
 	return in
 }

@@ -95,10 +95,9 @@ func TestSafety_FaultTable(t *testing.T) {
 				r.Budget = policy.Budget{MaxPerTarget: 1}
 				r.Adapt = &fit.Adaptation{KeepLastTurns: 2}
 			},
-			prompt: long,
-			want: []srow{{"p1/m", "http_500", "fallback", "500"},
-				{"p2/small", "skipped_contract", "skip", "even adapted by routes.test.adapt (its context is 100)"}},
-			wantErr: router.ErrAllFailed,
+			prompt:  long,
+			want:    []srow{{"p1/m", "http_500", "fail", "500"}},
+			wantErr: router.ErrAllFailed, errText: "p2/small: not tried: cannot honour about 1681 input tokens even adapted by routes.test.adapt (its context is 100)",
 		},
 		{
 			name: "a fallback over the extra-cost ceiling is skipped; a cheaper one answers", chain: []spec{p1, p2, p3},

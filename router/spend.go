@@ -93,6 +93,18 @@ func (w *walk) overExtraCost(t *Target) (why string, room float64) {
 	return why, room
 }
 
+// extraCost is what a send to t would add over the walk's first
+// candidate, by estimate: at most what the extra-cost ceiling leaves,
+// for a target eligible let through only with its max_tokens lowered.
+func (w *walk) extraCost(t *Target) float64 {
+	u := w.sender.usage(w.ask.req, t)
+	extra := max(t.Cost(u)-w.chain.cands[0].Cost(u), 0)
+	if left := w.ask.budget.MaxExtraCost - w.count.spentExtra; extra > left {
+		return max(left, 0)
+	}
+	return extra
+}
+
 // lowered returns the max_tokens that makes req's worst case at t cost
 // at most room (USD), when the route allows lowering it
 // (Route.LowerMaxTokens), the send has an output to lower (not

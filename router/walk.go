@@ -11,8 +11,8 @@ import (
 )
 
 // walk is the state of one request going down its chain. Its parts live
-// where their concern does: the candidates and their eligibility in
-// chain.go, the kinds of send in sender.go, a failed send's three
+// where their concern does: the candidates and the one eligibility check
+// in chain.go, the kinds of send in sender.go, a failed send's three
 // steps in failure.go, the ledger lines in record.go, the cost ceilings
 // in spend.go, the health keys in scope.go.
 type walk struct {
@@ -75,15 +75,13 @@ type ending struct {
 }
 
 // turn is one send to one candidate: the target, its index in the walk's
-// chain, the send's number to it (from 1), its permits, when it began and
-// ended, and the request sent.
+// chain, the send's number to it (from 1), its permits, and when it began
+// and ended.
 type turn struct {
 	t          *Target
 	idx, n     int
 	p          permits
 	start, end time.Time
-	// req is the request sent.
-	req *llm.Request
 }
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
@@ -152,9 +150,9 @@ func (w *walk) failAll() error {
 	return w.fail(w.lastKind(), ErrAllFailed, w.end.err)
 }
 
-// admit decides whether t may be sent to now, as screen says and the
-// health store's permits allow, and records the skip when not. retry is
-// true for a second send to the same target.
+// admit decides whether t may be sent to now, as eligible says, with the
+// health store's permits taken for its last check, and records the skip
+// when not. retry is true for a second send to the same target.
 func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	now := w.clk.Now()
 	v := w.screen(t, now, retry)
@@ -186,7 +184,7 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits) (*Result,
 	}
 	treq := req.Clone()
 	treq.Model = t.Model
-	tn := turn{t: t, idx: idx, p: p, req: treq}
+	tn := turn{t: t, idx: idx, p: p}
 	for tn.n = 1; ; tn.n++ {
 		if tn.n > 1 {
 			// A permit covers one send: the target may have opened since.
