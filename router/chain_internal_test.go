@@ -29,7 +29,8 @@ func (stubClient) Stream(context.Context, *llm.Request) (llm.Stream, error) {
 // excludes, admit records the skip eligible names, next never offers it
 // to policy as the candidate to move to, and unreached prints the same
 // reason. The head (p1/m) has just failed; the candidate after it (b) is
-// the only one that could follow.
+// the only one that could follow. It is long by its table, one row per
+// check.
 func TestEligible_AdmitNextAndUnreachedAgree(t *testing.T) {
 	long := &llm.Request{MaxTokens: 64, Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("lorem ipsum dolor ", 400)}}}
 	withTools := &llm.Request{MaxTokens: 64, Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}},

@@ -17,7 +17,8 @@ import (
 // TestRouter_EmbedFaultTable runs embeddings requests down each row's
 // chain under a fake clock: the same classification, retries and ledger as
 // Complete, and vectors that never mix models: a target of another model
-// family than the first candidate is skipped, never sent to.
+// family than the first candidate is skipped, never sent to. It is long
+// by its table, one row per case.
 func TestRouter_EmbedFaultTable(t *testing.T) {
 	a := spec{provider: "alpha", model: "emb-small", family: "emb"}
 	a2 := spec{provider: "alpha", model: "emb-small-v2", family: "emb"}

@@ -14,7 +14,8 @@ import (
 
 // Options.IdempotencyKey: one send per key, after completion and for 10
 // callers at once; another request under the key is refused; a failed
-// first frees the key; a stream refuses a key.
+// first frees the key; a stream refuses a key. It is long by its steps,
+// each one part of the same key's story.
 func TestIdempotencyKey(t *testing.T) {
 	h, route := newHarness(t, spec{provider: "p1", model: "m"})
 	route.Budget = policy.Budget{MaxPerTarget: 1}

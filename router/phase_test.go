@@ -38,7 +38,8 @@ func (h *harness) phaseRows() []prow {
 // line's status, action and phase, the phase the request ended in (the
 // Result's, or the Error's), and the sends each provider got: an outcome
 // that is unknown after the send is never replayed for a request with side
-// effects, and nothing is replayed once output reached the caller.
+// effects, and nothing is replayed once output reached the caller. It is
+// long by its table, one row per case.
 func TestRouter_CommitPhases(t *testing.T) {
 	a := spec{provider: "alpha", model: "m1", family: "fam"}
 	b := spec{provider: "beta", model: "m1", family: "fam"}

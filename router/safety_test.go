@@ -28,7 +28,8 @@ type srow struct {
 // request per row, each with exactly one expected outcome and its ledger
 // lines. Rows that need a tool runner or a live gateway have their own
 // tests: a tool started then a timeout (toolrun: no replay, reconcile
-// called), a config reload mid-stream (gateway/admin_test.go).
+// called), a config reload mid-stream (gateway/admin_test.go). It is long
+// by its table, one row per case.
 func TestSafety_FaultTable(t *testing.T) {
 	p1 := spec{provider: "p1", model: "m", family: "fam"}
 	p2 := spec{provider: "p2", model: "m", family: "fam"}

@@ -230,7 +230,8 @@ func (h downHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestScenario_RouterOutage: A is down for 60 s with a request every 4 s.
 // Every request is answered, none waits for nothing, and A gets at most
-// one send per open window of its breaker once it opened: the probe.
+// one send per open window of its breaker once it opened: the probe. It
+// is long by its steps, one minute of traffic told in order.
 func TestScenario_RouterOutage(t *testing.T) {
 	o := scenario.DefaultOutage
 	for _, pl := range scenario.Placements {

@@ -18,7 +18,8 @@ func f(k sim.Kind) sim.Fault { return sim.Fault{Kind: k} }
 func rateLimit(wait time.Duration) sim.Fault { return sim.Fault{Kind: sim.RateLimit, RetryAfter: wait} }
 
 // TestRouter_FaultTable runs each row's chain and scripted faults under a fake
-// clock and checks the ledger line by line and the outcome.
+// clock and checks the ledger line by line and the outcome. It is long by
+// its table, one row per case.
 func TestRouter_FaultTable(t *testing.T) {
 	a := spec{provider: "alpha", model: "m1", family: "fam"}
 	b := spec{provider: "beta", model: "m1", family: "fam"}
