@@ -81,7 +81,7 @@ func TestServe_OneRealSIGTERMDrainsAStreamInFlight(t *testing.T) {
 	select {
 	case code := <-c.exited:
 		if code != ExitOK {
-			t.Errorf("exit code %d, want 0", code)
+			t.Errorf("exit code %d, want 0; stderr:\n%s", code, c.stderr.String())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not exit after the drain")

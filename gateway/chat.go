@@ -132,8 +132,7 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, d dialect) (c *ca
 	h := w.Header()
 	c.hv.set(h, "X-Request-Id", c.id)
 	h["Request-Id"] = h["X-Request-Id"] // the same value: one slice serves both
-	s.active.Add(1)
-	s.inflightN.Add(1)
+	s.active.add()
 	s.metrics.inflight.Inc()
 	if s.draining.Load() {
 		h.Set("Connection", "close")
@@ -163,8 +162,7 @@ func (c *call) leave() {
 		c.key.release()
 	}
 	s.metrics.inflight.Dec()
-	s.inflightN.Add(-1)
-	s.active.Done()
+	s.active.done()
 	c.done()
 }
 

@@ -125,8 +125,7 @@ type Server struct {
 	served    atomic.Bool // Serve runs: handler contexts descend from hard
 	hard      context.Context
 	hardStop  context.CancelFunc
-	active    sync.WaitGroup // chat handlers in flight
-	inflightN atomic.Int64   // the same, counted
+	active    inFlight // chat handlers in flight
 
 	mu   sync.Mutex // guards srv and msrv
 	srv  *http.Server
@@ -403,8 +402,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	srv, msrv := s.srv, s.msrv
 	s.mu.Unlock()
-	drained := make(chan struct{})
-	go func() { s.active.Wait(); close(drained) }()
+	drained := s.active.none()
 	closed := make(chan struct{})
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -444,7 +442,7 @@ func (s *Server) cut(drained <-chan struct{}) error {
 		return nil
 	default:
 	}
-	inflight := s.inflightN.Load()
+	inflight := s.active.count()
 	s.hardStop() // every handler's context ends: streams send their error event
 	select {
 	case <-drained:
