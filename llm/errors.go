@@ -87,6 +87,10 @@ type ProviderError struct {
 	Body []byte
 	// Phase says whether the error came as a response or inside a stream.
 	Phase Phase
+	// RateLimit is what the provider said of its rate limits in the
+	// response's headers (as Response.RateLimit); nil when it said
+	// nothing, and for an error inside a stream.
+	RateLimit *RateLimit
 }
 
 // Error returns "HTTP 429 rate_limit_exceeded: message".

@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"errors"
 	"io"
 	"net/http"
 
@@ -63,7 +64,7 @@ func (d *Decoder[S]) Check(resp *http.Response, key string) error {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxErrorBody))
 		return nil
 	}
-	return Redact(d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp)), key)
+	return Redact(d.statusError(resp), key)
 }
 
 // ReadJSON reads a response whose answer is a JSON document that is no
@@ -74,7 +75,7 @@ func (d *Decoder[S]) Check(resp *http.Response, key string) error {
 func (d *Decoder[S]) ReadJSON(resp *http.Response, key string) ([]byte, error) {
 	defer resp.Body.Close()
 	if !is2xx(resp.StatusCode) {
-		return nil, Redact(d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp)), key)
+		return nil, Redact(d.statusError(resp), key)
 	}
 	body, err := readCapped(resp.Body, resp.ContentLength, MaxResponseBody, d.Name)
 	if err != nil {
@@ -97,7 +98,7 @@ func (d *Decoder[S]) DecodeResponseRaw(resp *http.Response, key, dialect string)
 func (d *Decoder[S]) decodeResponse(resp *http.Response, keep string) (*llm.Response, error) {
 	defer resp.Body.Close()
 	if !is2xx(resp.StatusCode) {
-		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
+		return nil, d.statusError(resp)
 	}
 	br, stream := sniffBody(resp.Header, resp.Body)
 	var r io.Reader = resp.Body
@@ -148,7 +149,7 @@ func (d *Decoder[S]) DecodeStream(resp *http.Response, key string) (llm.Stream, 
 func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, error) {
 	if !is2xx(resp.StatusCode) {
 		defer resp.Body.Close()
-		return nil, d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
+		return nil, d.statusError(resp)
 	}
 	br, stream := sniffBody(resp.Header, resp.Body)
 	var r io.Reader = resp.Body
@@ -180,4 +181,16 @@ func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, 
 		rs.setRateLimit(RateLimitOf(resp.Header))
 	}
 	return s, nil
+}
+
+// statusError is StatusError's error for resp, a non-2xx response, with
+// what its headers said of the provider's rate limits (RateLimitOf) on
+// the *llm.ProviderError it holds: the router reads a 0 left on a
+// failure as it does on an answer.
+func (d *Decoder[S]) statusError(resp *http.Response) error {
+	err := d.StatusError(resp.StatusCode, resp.Header, readErrorBody(resp))
+	if pe, ok := errors.AsType[*llm.ProviderError](err); ok && pe.RateLimit == nil {
+		pe.RateLimit = RateLimitOf(resp.Header)
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -79,5 +80,31 @@ func TestDecodeStream_ReadsRateLimitHeaders(t *testing.T) {
 	defer st.Close()
 	if rl := llm.RateLimitOf(st); rl != nil {
 		t.Fatalf("no headers: RateLimit %+v, want nil", rl)
+	}
+}
+
+// A failure says what is left too (a 429 with x-ratelimit-remaining-*:
+// 0): the error carries it, streamed or not, for the router to park the
+// target until the reset it names.
+func TestDecodeError_ReadsRateLimitHeaders(t *testing.T) {
+	const body = `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`
+	decode := map[string]func(*http.Response) error{
+		"whole":    func(r *http.Response) error { _, err := DecodeResponse(r); return err },
+		"streamed": func(r *http.Response) error { _, err := DecodeStream(r); return err },
+	}
+	for name, dec := range decode {
+		t.Run(name, func(t *testing.T) {
+			pe, ok := errors.AsType[*llm.ProviderError](dec(withLimits(jsonResponse(429, body))))
+			if !ok {
+				t.Fatal("want a *llm.ProviderError")
+			}
+			if diff := cmp.Diff(wantLimits, pe.RateLimit); diff != "" {
+				t.Fatalf("RateLimit (-want +got):\n%s", diff)
+			}
+			pe, _ = errors.AsType[*llm.ProviderError](dec(jsonResponse(429, body)))
+			if pe == nil || pe.RateLimit != nil {
+				t.Fatalf("no headers: %+v, want a RateLimit of nil", pe)
+			}
+		})
 	}
 }
