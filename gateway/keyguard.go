@@ -14,7 +14,7 @@ import (
 // hostile endpoint) would otherwise hand a provider's key to every client.
 // The keys are the secrets detour holds (view.answerKeys): every
 // provider's key, the client keys named by key_env, the admin and metrics
-// keys. What is promised, exactly (README, "Client keys"):
+// keys. What is promised, exactly (docs/gateway.md, "Keys in answers"):
 //
 //   - a plain answer, raw or written by detour, goes out with every key
 //     that stands in it, as it is or JSON-escaped, replaced by
