@@ -31,13 +31,14 @@ type checkRoute struct {
 // checkTimeouts are a route's limits with the router's defaults applied:
 // a duration ("30s") or "none".
 type checkTimeouts struct {
-	Deadline    string `json:"deadline"`
-	Reserve     string `json:"reserve"`
-	Header      string `json:"header_timeout"`
-	FirstToken  string `json:"first_token"`
-	Idle        string `json:"idle_timeout"`
-	MaxDuration string `json:"max_duration"`
-	Buffered    bool   `json:"buffered"`
+	Deadline     string `json:"deadline"`
+	Reserve      string `json:"reserve"`
+	MaxRetryWait string `json:"max_retry_wait"`
+	Header       string `json:"header_timeout"`
+	FirstToken   string `json:"first_token"`
+	Idle         string `json:"idle_timeout"`
+	MaxDuration  string `json:"max_duration"`
+	Buffered     bool   `json:"buffered"`
 	// MaxBuffer and OverBuffer are set when Buffered: what a stream may
 	// hold, and what it does past that ("stream" or "fail_over").
 	MaxBuffer  string `json:"max_buffer,omitempty"`
@@ -386,7 +387,7 @@ func routeReport(name string, r *router.Route, cr config.Route, keys map[string]
 func timeoutsReport(r *router.Route) checkTimeouts {
 	b := r.Budget.WithDefaults()
 	header, first, idle := r.Timeouts()
-	t := checkTimeouts{Deadline: limitText(b.Deadline), Reserve: limitText(b.Reserve),
+	t := checkTimeouts{Deadline: limitText(b.Deadline), Reserve: limitText(b.Reserve), MaxRetryWait: limitText(b.MaxRetryWait),
 		Header: limitText(header), FirstToken: limitText(first), Idle: limitText(idle),
 		MaxDuration: limitText(r.MaxDuration), Buffered: r.Buffered}
 	if r.Buffered {
@@ -442,8 +443,8 @@ func printCheck(env Env, rep checkReport) {
 		if t.Buffered {
 			buf = fmt.Sprintf(", buffered (max_buffer %s, then %s)", t.MaxBuffer, t.OverBuffer)
 		}
-		fmt.Fprintf(w, "  limits: deadline %s (reserve %s), header_timeout %s, first_token %s, idle_timeout %s, max_duration %s%s\n",
-			t.Deadline, t.Reserve, t.Header, t.FirstToken, t.Idle, t.MaxDuration, buf)
+		fmt.Fprintf(w, "  limits: deadline %s (reserve %s), max_retry_wait %s, header_timeout %s, first_token %s, idle_timeout %s, max_duration %s%s\n",
+			t.Deadline, t.Reserve, t.MaxRetryWait, t.Header, t.FirstToken, t.Idle, t.MaxDuration, buf)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, t := range r.Chain {
 			fmt.Fprintf(tw, "  %d.\t%s\tpool %s\tkey %s\n", i+1, t.Target, t.Pool, t.Key)

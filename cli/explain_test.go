@@ -167,11 +167,13 @@ func TestExplain_CLIJSONAndErrors(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if got.Kind != "transient" || got.RetryAfterS == nil || *got.RetryAfterS != 20 || got.Action != "retry" || got.Reason == "" {
+	// A 20 s wait is over max_retry_wait (5 s) with a candidate left: the
+	// target is parked until then and the next candidate asked at once.
+	if got.Kind != "transient" || got.RetryAfterS == nil || *got.RetryAfterS != 20 || got.Action != "failover" || got.Reason == "" {
 		t.Fatalf("explain --json = %+v", got)
 	}
 	code, out, _ = run(t, nil, raw, "explain")
-	if code != ExitOK || !strings.Contains(out, "kind:    transient") || !strings.Contains(out, "action:  retry") {
+	if code != ExitOK || !strings.Contains(out, "kind:    transient") || !strings.Contains(out, "action:  failover") {
 		t.Fatalf("text output:\n%s", out)
 	}
 	code, _, errOut = run(t, nil, "not a response", "explain")

@@ -101,13 +101,14 @@ routes:
     <<: *r
     budget: *b
     fallback: false
-  c: {chain: [groq/x], budget: {deadline: 90s, max_per_target: 1, max_extra_cost: 0.25, queue: true}}
+  c: {chain: [groq/x], budget: {deadline: 90s, max_per_target: 1, max_extra_cost: 0.25, queue: true, max_retry_wait: 2s}}
 `,
 			want: func() *Config {
 				b := batch
 				b.Reserve, b.MaxAttempts = time.Minute, 3
 				c := interactive
 				c.Deadline, c.MaxPerTarget, c.MaxExtraCost, c.Queue = 90*time.Second, 1, 0.25, true
+				c.MaxRetryWait = 2 * time.Second
 				fc := []classify.Kind{classify.Wall, classify.Policy}
 				return &Config{File: "detour.yaml", Providers: map[string]Provider{}, Targets: map[string]Target{},
 					Routes: map[string]Route{

@@ -31,7 +31,7 @@ var (
 	healthFields    = []string{"failure_threshold", "open_for", "wall_cooldown", "max_park", "probe_timeout", "forget",
 		"store", "store_password_env", "namespace"}
 	budgetFields = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
-		"max_server_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
+		"max_server_wait", "max_retry_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
 	// adaptFields are the fields of a route's adapt:.
 	adaptFields = []string{"keep_last_turns", "short_system", "drop_tool_results"}
@@ -470,7 +470,7 @@ func (d *decoder) budget(n ast.Node, path, baseName string, base policy.Budget) 
 			} else if ok {
 				b.MaxPerTarget = v
 			}
-		case "deadline", "reserve", "max_server_wait", "base_backoff", "max_backoff":
+		case "deadline", "reserve", "max_server_wait", "max_retry_wait", "base_backoff", "max_backoff":
 			v, ok := d.duration(p.val, fp)
 			if ok {
 				*durationField(&b, p.key) = v
@@ -495,6 +495,8 @@ func durationField(b *policy.Budget, key string) *time.Duration {
 		return &b.Reserve
 	case "max_server_wait":
 		return &b.MaxServerWait
+	case "max_retry_wait":
+		return &b.MaxRetryWait
 	case "base_backoff":
 		return &b.BaseBackoff
 	}

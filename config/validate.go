@@ -364,7 +364,7 @@ func (v *validator) checkFailKinds(path string, kinds []classify.Kind) {
 // checkBudget checks the budget of the route (or defaults:) at path.
 func (v *validator) checkBudget(path string, b policy.Budget) {
 	if b.MaxAttempts < 0 || b.MaxPerTarget < 0 || b.Deadline < 0 || b.Reserve < 0 || b.MaxServerWait < 0 ||
-		b.BaseBackoff < 0 || b.MaxBackoff < 0 || b.MaxExtraCost < 0 || math.IsNaN(b.MaxExtraCost) {
+		b.MaxRetryWait < 0 || b.BaseBackoff < 0 || b.MaxBackoff < 0 || b.MaxExtraCost < 0 || math.IsNaN(b.MaxExtraCost) {
 		v.fail(child(path, "budget"), false, nil, "budget fields cannot be negative")
 	}
 }

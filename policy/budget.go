@@ -18,6 +18,17 @@ type Budget struct {
 	// MaxServerWait caps a server-directed wait (Retry-After and kin); a
 	// longer one parks the target instead. Default 60 s.
 	MaxServerWait time.Duration `json:"max_server_wait" yaml:"max_server_wait"`
+	// MaxRetryWait is the longest wait before a retry of the same target
+	// while a candidate the request may move to remains: a server-asked
+	// wait longer than it parks the target until the reset it named, and
+	// a longer backoff moves on, both at once. With no such candidate
+	// left the request may still wait, within MaxServerWait and the
+	// deadline. Default 5 s interactive: a healthy candidate answers in
+	// about a second, so a person never sits out a sick target for more
+	// than 5 s of a 60 s deadline; batch keeps MaxServerWait (60 s), as
+	// its work can wait and a retry of the cheap head costs less than a
+	// dearer fallback.
+	MaxRetryWait time.Duration `json:"max_retry_wait" yaml:"max_retry_wait"`
 	// BaseBackoff and MaxBackoff shape the jittered exponential backoff used
 	// when the server names no wait. Defaults 500 ms and 8 s.
 	BaseBackoff time.Duration `json:"base_backoff" yaml:"base_backoff"`
@@ -38,6 +49,7 @@ func Interactive() Budget {
 		Deadline:      60 * time.Second,
 		Reserve:       10 * time.Second,
 		MaxServerWait: 60 * time.Second,
+		MaxRetryWait:  5 * time.Second,
 		BaseBackoff:   500 * time.Millisecond,
 		MaxBackoff:    8 * time.Second,
 	}
@@ -51,6 +63,7 @@ func Batch() Budget {
 		Deadline:      15 * time.Minute,
 		Reserve:       30 * time.Second,
 		MaxServerWait: 60 * time.Second,
+		MaxRetryWait:  60 * time.Second,
 		BaseBackoff:   1 * time.Second,
 		MaxBackoff:    30 * time.Second,
 		Queue:         true,
@@ -85,6 +98,9 @@ func (b Budget) WithDefaults() Budget {
 	}
 	if b.MaxServerWait <= 0 {
 		b.MaxServerWait = d.MaxServerWait
+	}
+	if b.MaxRetryWait <= 0 {
+		b.MaxRetryWait = d.MaxRetryWait
 	}
 	if b.BaseBackoff <= 0 {
 		b.BaseBackoff = d.BaseBackoff

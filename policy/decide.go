@@ -211,12 +211,24 @@ func Decide(in Input) Decision {
 		return moveOn(in, b, Decision{Park: true, ParkUntil: f.Until,
 			Why: fmt.Sprintf("server wait %s over the %s cap", f.RetryAfter.Round(time.Millisecond), b.MaxServerWait)})
 	}
+	if f.RetryAfter > b.MaxRetryWait && movable(in, b) {
+		// A long wait while a candidate remains is not a retry: the
+		// target is parked until the reset it named, and the next
+		// candidate is asked now.
+		return moveOn(in, b, Decision{Park: true, ParkUntil: f.Until,
+			Why: fmt.Sprintf("server wait %s over max_retry_wait %s", f.RetryAfter.Round(time.Millisecond), b.MaxRetryWait)})
+	}
 	if in.TargetAttempts >= b.MaxPerTarget {
 		return moveOn(in, b, Decision{Why: fmt.Sprintf("%d attempts on this target", in.TargetAttempts)})
 	}
 	wait := f.RetryAfter
 	if wait <= 0 {
 		wait = Backoff(b, in.TargetAttempts, in.Jitter)
+		if wait > b.MaxRetryWait && movable(in, b) {
+			// detour's own guess names no reset: nothing is parked.
+			return moveOn(in, b, Decision{Why: fmt.Sprintf("backoff %s over max_retry_wait %s",
+				wait.Round(time.Millisecond), b.MaxRetryWait)})
+		}
 	}
 	room := left
 	if in.Next.Exists {
@@ -232,6 +244,19 @@ func Decide(in Input) Decision {
 	return Decision{Action: Retry, Wait: wait, Why: "transient"}
 }
 
+// movable reports whether the request may move to the next candidate:
+// one exists, the route allows its model family, and it fits the
+// extra-cost ceiling.
+func movable(in Input, b Budget) bool {
+	return in.Next.Exists && (in.Next.SameFamily || !in.NoFallback) && !overExtra(in, b)
+}
+
+// overExtra reports whether the next candidate would pass the request's
+// extra-cost ceiling.
+func overExtra(in Input, b Budget) bool {
+	return b.MaxExtraCost > 0 && in.SpentExtra+in.Next.ExtraCost > b.MaxExtraCost
+}
+
 // moveOn picks the hop to the next candidate, or queue or fail when none fits.
 func moveOn(in Input, b Budget, d Decision) Decision {
 	if in.Next.Exists {
@@ -240,7 +265,7 @@ func moveOn(in Input, b Budget, d Decision) Decision {
 			d.Why += "; fallback to another model not allowed"
 			return d
 		}
-		if b.MaxExtraCost > 0 && in.SpentExtra+in.Next.ExtraCost > b.MaxExtraCost {
+		if overExtra(in, b) {
 			d.Action = Fail
 			d.Why += fmt.Sprintf("; next candidate exceeds the $%g extra-cost ceiling", b.MaxExtraCost)
 			return d

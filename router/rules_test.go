@@ -286,7 +286,8 @@ func TestRouter_CancelStopsWaits(t *testing.T) {
 	h, route := newHarness(t, spec{provider: "p1", model: "m"}, spec{provider: "p2", model: "m"})
 	entered := make(chan struct{})
 	h.router.Clock = blockingClock{h.clk, entered}
-	h.script("p1", "m", rateLimit(20*time.Second))
+	// Within max_retry_wait: a wait, not a move to p2.
+	h.script("p1", "m", rateLimit(3*time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
