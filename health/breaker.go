@@ -254,6 +254,22 @@ func (b *Breaker) Park(key string, until time.Time, reason string, now time.Time
 	})
 }
 
+// Wall parks key until until (capped by MaxPark) as a wall seen coming,
+// for reason: a provider's rate-limit headers said nothing is left. It
+// parks as Park does and reads as a wall (Kind classify.Wall), so the
+// park stands for a rate limit (a gateway's 429 when nothing else is
+// left); no failure is counted, since none happened.
+func (b *Breaker) Wall(key string, until time.Time, reason string, now time.Time) {
+	_ = b.update(key, now, func(e *Entry) bool {
+		save := initEntry(e, key)
+		if b.park(e, b.parkUntil(until, now), orDefault(reason, "wall"), now) {
+			e.Kind, e.Status = classify.Wall, ""
+			return true
+		}
+		return save
+	})
+}
+
 // Release closes key at once, whatever parked it: its failures are
 // forgotten and permits issued before are stale. An operator's "it is back"
 // (the gateway's admin endpoint); a key never seen is left alone.

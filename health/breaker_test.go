@@ -610,3 +610,23 @@ func TestBreaker_Release(t *testing.T) {
 		t.Fatal("Release made an entry for a key never seen")
 	}
 }
+
+// A wall seen coming (a provider's headers said nothing is left) parks
+// the key as a wall, counts no failure, and never shortens a longer park.
+func TestBreaker_WallSeenComingParksAsAWall(t *testing.T) {
+	b := New(Settings{})
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.Wall("p/m", now.Add(30*time.Second), "x-ratelimit-remaining-requests: 0", now)
+	e := b.Get("p/m", now)
+	if e.State != Open || !e.Until.Equal(now.Add(30*time.Second)) || e.Kind != classify.Wall || e.Failures != 0 ||
+		e.Reason != "x-ratelimit-remaining-requests: 0" {
+		t.Fatalf("entry = %+v, want open as a wall for 30s, no failure", e)
+	}
+	b.Wall("p/m", now.Add(10*time.Second), "shorter", now)
+	if e := b.Get("p/m", now); !e.Until.Equal(now.Add(30 * time.Second)) {
+		t.Fatalf("a shorter wall moved the park to %s", e.Until)
+	}
+	if _, err := b.Allow("p/m", now.Add(31*time.Second)); err != nil {
+		t.Fatalf("after the reset: %v, want a probe", err)
+	}
+}

@@ -42,6 +42,12 @@ const (
 	StatusSkippedEndpoint = "skipped_endpoint"
 	// StatusSkippedCost is a target over the request's extra-cost ceiling.
 	StatusSkippedCost = "skipped_cost"
+	// StatusSkippedQuota is a target whose quota is spent for this
+	// request, seen before any send: a declared window (limits: rpm, rpd,
+	// tpm, ...) counted full, or its provider's rate-limit headers saying
+	// fewer tokens are left than the request needs. The reason names the
+	// limit and when it frees up. A wall seen coming, not a failure.
+	StatusSkippedQuota = "skipped_quota"
 	// StatusSkippedContract is a target that cannot honour what the
 	// request needs (an image, logprobs, a JSON schema, ...).
 	StatusSkippedContract = "skipped_contract"

@@ -158,6 +158,9 @@ type verdict struct {
 	status, reason string
 	// parked is the park that refuses it (skipped_parked).
 	parked *health.ParkedError
+	// frees is when a spent quota frees up (skipped_quota); zero when
+	// not known.
+	frees time.Time
 	// req is the request it would be sent: shaped for it (see
 	// cand.fitted), or nil when it goes as it came; dropped names what it
 	// would go without.
@@ -171,11 +174,11 @@ func skipped(status, reason string) verdict { return verdict{status: status, rea
 // eligible says whether t may be sent to at now, and if so in what shape;
 // it records nothing, takes no permit and changes no state of the walk.
 // It is the one list of checks: admit records what it says (taking the
-// health store's permits for its last check), next offers policy only
-// what it lets through, and unreached prints it. retry is true for a
-// second send to the same target: the checks of a turn (the eval gate, a
-// turn already had, a failure of this request, the contract) were made
-// at its first.
+// health store's permits and counting the send in its quotas for its
+// last two checks), next offers policy only what it lets through, and
+// unreached prints it. retry is true for a second send to the same
+// target: the checks of a turn (the eval gate, a turn already had, a
+// failure of this request, the contract) were made at its first.
 func (w *walk) eligible(t *Target, now time.Time, retry bool) verdict {
 	v := w.screen(t, now, retry)
 	if v.status != "" {
@@ -184,10 +187,23 @@ func (w *walk) eligible(t *Target, now time.Time, retry bool) verdict {
 	if p := w.parkOf(t, now); p != nil {
 		return w.parkedVerdict(t, p, now)
 	}
+	if q := w.quotaVerdict(t, w.sendReq(v), now); q.status != "" {
+		return q
+	}
 	return v
 }
 
-// screen makes every check of eligible but the last, the health store's:
+// sendReq is the request a send that v lets through carries: v's shape
+// of it, or the walk's own.
+func (w *walk) sendReq(v verdict) *llm.Request {
+	if v.req != nil {
+		return v.req
+	}
+	return w.ask.req
+}
+
+// screen makes every check of eligible but the last two, the health
+// store's parks and quotas:
 // the target's own standing, then (at a turn's first send) the eval gate,
 // a turn already had, a failure of this request, the contract, and last
 // the cost ceilings, which may lower the request's max_tokens.

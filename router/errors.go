@@ -164,7 +164,8 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 }
 
 // exhaustion says what kind of failure every candidate met: rate limits
-// and walls (parks for them included) other than a rejected key,
+// and walls (parks for them and spent quotas included) other than a
+// rejected key,
 // timeouts, or anything else. Skips that say nothing of the provider (no
 // key, the cost ceiling, not reached) do not count.
 func (w *walk) exhaustion(cands []Candidate) Exhaustion {
@@ -173,6 +174,8 @@ func (w *walk) exhaustion(cands []Candidate) Exhaustion {
 		status, kind := c.Status, c.Kind
 		if p := w.chain.cs[i].parked; p != nil && status == ledger.StatusSkippedParked {
 			status, kind = p.Status, p.Kind
+		} else if status == ledger.StatusSkippedQuota {
+			kind = classify.Wall // a wall seen coming
 		} else if c.Sends == 0 {
 			continue
 		}

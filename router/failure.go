@@ -30,6 +30,11 @@ func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (r
 	}
 	in := w.input(tn, f, phase)
 	d := w.settle(tn, &in, policy.Decide(in))
+	if pe, ok := errors.AsType[*llm.ProviderError](err); ok && d.Action != policy.Retry {
+		// What the failure's headers said of the limits is for the next
+		// requests; a retry of this one waits as policy decided.
+		w.heed(tn.t, pe.RateLimit, tn.end)
+	}
 	return w.act(ctx, tn, &in, d, err)
 }
 
@@ -79,6 +84,7 @@ func (w *walk) settle(tn *turn, in *policy.Input, d policy.Decision) policy.Deci
 		}
 	}
 	w.done(t, tn.p, f.Scope, out, now)
+	w.used(tn.p, llm.Usage{})
 	if d.Action == policy.Retry && w.parkOf(t, now) != nil {
 		// No wait without a send: this failure parked the target (a
 		// failed probe, a breaker that tripped), so move on now.

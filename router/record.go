@@ -35,6 +35,12 @@ func (w *walk) skip(t *Target, v verdict, now time.Time) {
 	case ledger.StatusSkippedParked:
 		st.parked = v.parked
 		w.chain.resets.parked(v.parked.Until, now)
+	case ledger.StatusSkippedQuota:
+		if !v.frees.IsZero() {
+			// A spent quota is waited for as a park is, by a budget that
+			// queues; and the final error's RetryAt names it.
+			w.chain.resets.parked(v.frees, now)
+		}
 	}
 	st.last, st.has = Candidate{Status: v.status, Reason: v.reason}, true
 	w.record(Attempt{Target: t, Hop: w.count.hops, Failover: t != w.chain.cands[0], Status: v.status, Action: policy.Skip,

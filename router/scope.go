@@ -16,6 +16,9 @@ import (
 // permits are the leave to send one attempt to a target: one per key.
 type permits struct {
 	target, account, endpoint health.Permit
+	// quota is what the send took of the target's declared quotas; nil
+	// when it has none.
+	quota *taken
 }
 
 // allow asks the breaker for all three keys of t, endpoint and account

@@ -112,6 +112,10 @@ func (*streamSender) phase(err error, f classify.Failure, headers bool) policy.P
 func (s *streamSender) answered(w *walk, a Attempt, p permits, _ *llm.Response, res *Result) *Result {
 	st := s.stream
 	st.attempt, st.permits, st.start, st.res = a, p, a.Start, res
+	// What the headers said is known now, before the stream ends: the
+	// next request weighs it at once. A park it makes leaves the stream's
+	// permits stale, so the stream's success does not undo it.
+	w.heed(a.Target, llm.RateLimitOf(st.inner), a.Start.Add(a.Duration))
 	res.Phase = policy.PhaseSent // until output reaches the caller
 	res.Attempts = w.attempts
 	return res
@@ -158,7 +162,10 @@ func (*embedSender) answered(w *walk, a Attempt, p permits, resp *llm.Response, 
 // whole answer, and completes res with it.
 func (w *walk) whole(a Attempt, p permits, resp *llm.Response, res *Result) *Result {
 	t := a.Target
-	w.done(t, p, "", health.Outcome{}, a.Start.Add(a.Duration))
+	end := a.Start.Add(a.Duration)
+	w.done(t, p, "", health.Outcome{}, end)
+	w.used(p, resp.Usage)
+	w.heed(t, resp.RateLimit, end) // after done: a park it makes is not undone by the success
 	a.Status, a.Action, a.Phase, a.Usage = ledger.StatusOK, policy.Return, policy.PhaseCommitted, resp.Usage
 	a.RateLimit = resp.RateLimit
 	a.Cost = t.Cost(resp.Usage)

@@ -514,6 +514,7 @@ func (s *routedStream) finish(err error) {
 		}
 		s.res.Phase = a.Phase
 		w.done(s.t, s.permits, scope, out, now)
+		w.used(s.permits, s.usage)
 		w.record(a)
 		s.res.Attempts = w.attempts // the stream's own record too, once it ended
 		w.endTrace(s.res, err)

@@ -54,6 +54,16 @@ type Target struct {
 	// unknown: a request is sent on and the provider judges it; a route's
 	// Requires are never met by an unknown.
 	Offers []string
+	// Quotas are the limits declared for the target (its own, its
+	// account's, a pool's): a send that a window of one cannot take is
+	// skipped (skipped_quota) rather than sent to fail; each send and its
+	// tokens are counted in the health store's records, shared by every
+	// process that uses the store. Nil: none.
+	Quotas []Quota
+	// KeyRateLimits says the provider's rate-limit headers count the key
+	// (every model billed to it), not the model: when they say nothing
+	// is left, the account is parked, not the target alone.
+	KeyRateLimits bool
 	// Endpoint names the host the target is served from ("host:port"): a
 	// failure of endpoint scope (refused, DNS, TLS) parks every target of
 	// the same Endpoint. Empty means the provider's own, apart from every

@@ -151,23 +151,30 @@ func (w *walk) failAll() error {
 }
 
 // admit decides whether t may be sent to now, as eligible says, with the
-// health store's permits taken for its last check, and records the skip
-// when not. retry is true for a second send to the same target.
+// health store's permits taken and the send counted in t's quotas for its
+// last two checks, and records the skip when not. retry is true for a second send to the same target.
 func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	now := w.clk.Now()
 	v := w.screen(t, now, retry)
 	if v.status == "" {
 		p, parked, err := w.allow(t, now)
 		if parked == nil {
-			st := w.chain.state(t)
-			st.fitted, st.dropped = v.req, v.dropped
-			if err != nil {
-				// A health store that cannot answer must not stop traffic.
-				return permits{}, false
+			q, tk := w.admitQuota(t, w.sendReq(v), now)
+			if q.status == "" {
+				st := w.chain.state(t)
+				st.fitted, st.dropped = v.req, v.dropped
+				p.quota = tk
+				if err != nil {
+					// A health store that cannot answer must not stop traffic.
+					return permits{quota: tk}, false
+				}
+				return p, false
 			}
-			return p, false
+			w.release(t, p, now)
+			v = q
+		} else {
+			v = w.parkedVerdict(t, parked, now)
 		}
-		v = w.parkedVerdict(t, parked, now)
 	}
 	w.skip(t, v, now)
 	return permits{}, true
