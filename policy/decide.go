@@ -85,8 +85,9 @@ type Next struct {
 	Exists bool
 	// SameFamily is true when it serves the failed target's model family.
 	SameFamily bool
-	// LargerContext is true when it has a larger context window than the
-	// failed target (the one adaptation allowed for a context overflow).
+	// LargerContext is true when it may fit a request that overflowed the
+	// failed target's context window: it declares a larger one, or one of
+	// the two declares none (only the provider can tell then).
 	LargerContext bool
 	// ExtraCost is the USD it would add over the route's first target for
 	// this request, by estimate; 0 when not dearer.

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -30,6 +31,10 @@ type cand struct {
 	// fitted is the request shaped for it (shortened for its window,
 	// max_tokens lowered for a ceiling); nil when it goes as it came.
 	fitted *llm.Request
+	// overflowed is set once the request overflowed its context window:
+	// it is never sent to again in this request, a queue's new pass
+	// included.
+	overflowed bool
 }
 
 // chain is a walk's candidates, in the order tried, and what the walk
@@ -47,6 +52,31 @@ type chain struct {
 	// exhausted is set when policy queued after a failure: no candidate
 	// is left to try before the earliest reset.
 	exhausted bool
+	// overflow is the largest context window declared by a target the
+	// request overflowed (0: none declared, or none overflowed): a
+	// candidate that declares one no larger cannot fit it.
+	overflow int
+}
+
+// overflowed notes that the request overflowed t's context window.
+func (c *chain) overflowed(t *Target) {
+	c.state(t).overflowed = true
+	c.overflow = max(c.overflow, t.Context)
+}
+
+// tooSmall is why t cannot fit a request that overflowed a context
+// window earlier in the walk: it overflowed it itself, or it declares a
+// window no larger than the largest one overflowed. "" when t may fit: it
+// declares a larger one, or none (then only the provider can tell).
+func (c *chain) tooSmall(t *Target) string {
+	switch {
+	case c.state(t).overflowed:
+		return "the request overflowed its context window earlier in this request"
+	case c.overflow > 0 && t.Context > 0 && t.Context <= c.overflow:
+		return fmt.Sprintf("its context window of %d tokens is no larger than the %d-token window the request overflowed",
+			t.Context, c.overflow)
+	}
+	return ""
 }
 
 // resets are when the walk's candidates may be tried again, as the walk
@@ -203,10 +233,11 @@ func (w *walk) sendReq(v verdict) *llm.Request {
 }
 
 // screen makes every check of eligible but the last two, the health
-// store's parks and quotas:
-// the target's own standing, then (at a turn's first send) the eval gate,
-// a turn already had, a failure of this request, the contract, and last
-// the cost ceilings, which may lower the request's max_tokens.
+// store's parks and quotas: the target's own standing, then (at a turn's
+// first send) the eval gate, a turn already had, a failure of this
+// request, a context window too small for a request that overflowed one,
+// the contract, and last the cost ceilings, which may lower the
+// request's max_tokens.
 func (w *walk) screen(t *Target, now time.Time, retry bool) verdict {
 	if status, why := standing(t); status != "" {
 		return skipped(status, why)
@@ -216,6 +247,9 @@ func (w *walk) screen(t *Target, now time.Time, retry bool) verdict {
 	if !retry {
 		if status, why := w.turnBarred(t); status != "" {
 			return skipped(status, why)
+		}
+		if why := w.chain.tooSmall(t); why != "" {
+			return skipped(ledger.StatusSkippedContract, classify.OneLine(why))
 		}
 		req, dropped, why := w.sender.shape(w, t)
 		if why != "" {
@@ -307,7 +341,10 @@ func (w *walk) next(idx int, failed *Target) policy.Next {
 			continue
 		}
 		n := policy.Next{Exists: true, SameFamily: t.ModelFamily() == failed.ModelFamily()}
-		n.LargerContext = t.Context > 0 && failed.Context > 0 && t.Context > failed.Context
+		// It may fit what overflowed failed when it declares a larger
+		// window, or either declares none (eligible let no smaller one
+		// through once the request overflowed).
+		n.LargerContext = t.Context == 0 || failed.Context == 0 || t.Context > failed.Context
 		if w.ask.budget.MaxExtraCost > 0 {
 			n.ExtraCost = w.extraCost(t)
 		}

@@ -24,6 +24,11 @@ import (
 func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (retry, done bool, _ error) {
 	f, phase := w.classified(ctx, tn, err, headers)
 	w.end.err = err
+	if f.Kind == classify.ContextOverflow {
+		// Before policy hears of the next candidate: one whose window is
+		// no larger is no candidate now.
+		w.chain.overflowed(tn.t)
+	}
 	if f.Scope == classify.ScopeAccount || f.Scope == classify.ScopeEndpoint {
 		// No other target of that account or endpoint is offered next.
 		w.chain.reach(w.scopeKey(tn.t, f.Scope), f.Reason)

@@ -125,11 +125,34 @@ func TestRouter_FaultTable(t *testing.T) {
 			wantErr: router.ErrFailClosed,
 		},
 		{
-			name:    "context overflow fails closed without a larger target",
-			chain:   []spec{a, b},
+			name: "context overflow fails closed when every later window is declared no larger",
+			chain: []spec{{provider: "alpha", model: "small", context: 8192}, {provider: "beta", model: "same", context: 8192},
+				{provider: "gamma", model: "smaller", context: 4096}},
 			faults:  map[string][]sim.Fault{"alpha": {f(sim.ContextOverflow)}},
-			want:    []row{{"alpha/m1", "http_400", "context_overflow", "fail", 0}},
+			want:    []row{{"alpha/small", "http_400", "context_overflow", "fail", 0}},
 			wantErr: router.ErrFailClosed,
+		},
+		{
+			name:   "context overflow moves to a candidate that declares no window: it may fit",
+			chain:  []spec{a, b},
+			faults: map[string][]sim.Fault{"alpha": {f(sim.ContextOverflow)}},
+			want: []row{
+				{"alpha/m1", "http_400", "context_overflow", "failover", 0},
+				{"beta/m1", "ok", "", "return", 0},
+			},
+			answer: "beta/m1",
+		},
+		{
+			name: "context overflow skips a window no larger and moves to one undeclared",
+			chain: []spec{{provider: "alpha", model: "small", context: 8192}, {provider: "beta", model: "same", context: 8192},
+				{provider: "gamma", model: "unknown"}},
+			faults: map[string][]sim.Fault{"alpha": {f(sim.ContextOverflow)}},
+			want: []row{
+				{"alpha/small", "http_400", "context_overflow", "fallback", 0},
+				{"beta/same", "skipped_contract", "", "skip", 0},
+				{"gamma/unknown", "ok", "", "return", 0},
+			},
+			answer: "gamma/unknown",
 		},
 		{
 			name:   "context overflow moves to a larger context",
