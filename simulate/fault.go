@@ -142,6 +142,9 @@ var kinds = []Kind{OK, RateLimit, DailyQuota, InsufficientQuota, NoCredits,
 	ModelNotFound, ContentFilter, Reset, Hang, SlowFirstToken, LateFirstToken,
 	StreamCut, StreamError, StreamStall, StreamMalformed, NoDone}
 
+// Kinds returns every Kind, in the order of their declarations above.
+func Kinds() []Kind { return append([]Kind(nil), kinds...) }
+
 func (k Kind) valid() bool {
 	for _, v := range kinds {
 		if k == v {
@@ -259,7 +262,8 @@ func Faults(kinds ...Kind) []Fault {
 // its scripts are used up. Each model of each provider has its own random
 // source, seeded from Seed and the provider and model names, so the same
 // Seed and the same requests to a target give the same faults whatever the
-// traffic to other targets. A Profile is read-only once the Server starts.
+// traffic to other targets. A Profile is read-only once the Server starts
+// (or, for Server.SetProfile, once handed to it).
 type Profile struct {
 	// Seed seeds the random sources; the zero Seed is a seed like any other.
 	Seed uint64

@@ -107,7 +107,15 @@ type Server struct {
 	// latency. The durations of faults (Delay) are not scaled.
 	LatencyScale float64
 	// URL is "http://127.0.0.1:<port>" once Listen has run, else empty.
+	// A Server mounted in an http.Server of one's own (beside other
+	// handlers) may set it to that server's root before the first request,
+	// so that BaseURL names it.
 	URL string
+	// OnRecord, when set, is called with each Record once it is recorded
+	// (see Stats), from the request's goroutine, before the answer is
+	// written: a live log of what the providers serve. It must be safe for
+	// concurrent use and must not block. Set it before the first request.
+	OnRecord func(Record)
 
 	providers map[string]*target // read-only after NewServer
 	names     []string
@@ -116,7 +124,7 @@ type Server struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // handlers in flight
 
-	mu      sync.Mutex // guards closed, seq, records, srv and each target's queues and rngs
+	mu      sync.Mutex // guards closed, seq, records, srv and each target's queues, rngs and Profile
 	closed  bool
 	seq     uint64
 	records []Record
@@ -294,6 +302,27 @@ func (s *Server) Enqueue(provider, model string, faults ...Fault) error {
 	} else {
 		t.byModel[model] = append(t.byModel[model], faults...)
 	}
+	return nil
+}
+
+// SetProfile replaces the Profile of the named provider while the Server
+// runs: the requests that follow, once the provider's scripts are used up,
+// draw their faults from p (nil: every one is answered OK). The random
+// sources start again from p's Seed. p is read-only from then on.
+func (s *Server) SetProfile(provider string, p *Profile) error {
+	t := s.providers[provider]
+	if t == nil {
+		return fmt.Errorf("simulate: unknown provider %q", provider)
+	}
+	if p != nil {
+		if err := p.validate(provider + " profile"); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Profile = p
+	t.rngs = map[string]*rand.Rand{}
 	return nil
 }
 
@@ -539,6 +568,9 @@ func (s *Server) record(t *target, r Record) {
 	s.mu.Lock()
 	s.records = append(s.records, r)
 	s.mu.Unlock()
+	if s.OnRecord != nil {
+		s.OnRecord(r)
+	}
 }
 
 // sleep waits d on the Server's clock (scaled by LatencyScale when scaled),
