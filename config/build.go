@@ -192,8 +192,30 @@ func (b *builder) target(addr string) (router.Target, error) {
 		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
 		Context: t.Context, MaxOutput: t.MaxOutput,
 		Account: p.Name, Endpoint: p.endpoint(), Offers: offered(p.Offers, t.Offers),
-		Disabled: disabledBy(p, t),
+		Disabled: disabledBy(p, t), Quotas: quotas(p, t),
 	}, nil
+}
+
+// quotas are the declared limits of t (of provider p): its own, then its
+// account's, then the pool a preset keeps apart for some of its models
+// (OpenRouter's free variants). Nil when none.
+func quotas(p Provider, t Target) []router.Quota {
+	var out []router.Quota
+	if !t.Limits.IsZero() {
+		src := t.LimitsSource
+		if src == "" {
+			src = "targets." + t.ID() + ".limits"
+		}
+		out = append(out, router.Quota{Key: t.ID(), Source: src, Limits: t.Limits})
+	}
+	if !p.Limits.IsZero() {
+		out = append(out, router.Quota{Key: "account:" + p.Name, Source: "providers." + p.Name + ".limits", Limits: p.Limits})
+	}
+	if ps, ok := LookupPreset(p.Preset); ok && ps.FreeSuffix != "" && strings.HasSuffix(t.Model, ps.FreeSuffix) {
+		out = append(out, router.Quota{Key: "account:" + p.Name + ps.FreeSuffix, Limits: ps.FreeLimits,
+			Source: "the " + ps.Name + " preset's " + ps.FreeSuffix + " models"})
+	}
+	return out
 }
 
 // disabledBy names the setting that turns t (of provider p) off, or "".

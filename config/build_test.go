@@ -48,7 +48,9 @@ func TestBuild_TargetsFromConfigPresetsAndEnv(t *testing.T) {
 		Name: "default", Budget: policy.Batch(), FailClosedOn: []classify.Kind{classify.Invalid}, NoFallback: true,
 		Chain: []router.Target{
 			{Provider: "groq", Model: "llama-3.3-70b-versatile", Family: "llama-3.3-70b", Pool: "free", Dialect: "openai",
-				KeyEnv: "GROQ_API_KEY", Context: 131072, MaxOutput: 32768, Account: "groq", Endpoint: "api.groq.com:443"},
+				KeyEnv: "GROQ_API_KEY", Context: 131072, MaxOutput: 32768, Account: "groq", Endpoint: "api.groq.com:443",
+				Quotas: []router.Quota{{Key: "groq/llama-3.3-70b-versatile", Source: "the groq preset's free tier",
+					Limits: router.Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000}}}},
 			{Provider: "mine", Model: "org/model-a", Family: "fam", Pool: "prepaid", Dialect: "openai", KeyEnv: "MINE_KEY",
 				PriceIn: 1, PriceOut: 2, Context: 1000, MaxOutput: 100, Account: "mine", Endpoint: "llm.example:443"},
 			{Provider: "local", Model: "qwen2.5:7b", Pool: "local", Dialect: "openai", Account: "local", Endpoint: "127.0.0.1:11434"},

@@ -11,6 +11,7 @@ import (
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
 )
 
 // FileName is the config file looked for in the working directory.
@@ -101,6 +102,11 @@ type Provider struct {
 	// its data terms (zero_retention, no_training, region-eu) and the
 	// capabilities all its models share. Nil means unknown.
 	Offers []string
+	// Limits are the account's quotas (limits: in the file: rpm, rph,
+	// rpd, tpm, tph, tpd), shared by every target billed to its key: each
+	// send and its tokens count once, in the health store, whatever
+	// model and whichever process sent it. Zero: none.
+	Limits router.Limits
 }
 
 // dialect returns Dialect, or OpenAI when it is empty.
@@ -151,6 +157,16 @@ type Target struct {
 	// Nil, with the provider's nil too, means unknown: requests are sent
 	// on and the provider judges them.
 	Offers []string
+	// Limits are the model's own quotas (limits: in the file: rpm, rph,
+	// rpd, tpm, tph, tpd): a send its window cannot take is skipped
+	// (skipped_quota) rather than sent to fail. Zero: none. A preset's
+	// default model comes with its free tier's published figures; a
+	// targets: entry replaces them, as it does the rest of the preset's
+	// detail.
+	Limits router.Limits
+	// LimitsSource says where Limits come from, for reasons and `detour
+	// check`: empty for a targets: entry, else the preset's.
+	LimitsSource string
 }
 
 // ID returns "provider/model".
@@ -420,8 +436,12 @@ func (c *Config) target(addr string) Target {
 	}
 	if p, ok := c.Provider(prov); ok {
 		if ps, ok := LookupPreset(p.Preset); ok && ps.Model == model {
-			return Target{Provider: prov, Model: model, Family: ps.Family,
-				Context: ps.Context, MaxOutput: ps.MaxOutput, Price: ps.Price}
+			t := Target{Provider: prov, Model: model, Family: ps.Family,
+				Context: ps.Context, MaxOutput: ps.MaxOutput, Price: ps.Price, Limits: ps.Limits}
+			if !ps.Limits.IsZero() {
+				t.LimitsSource = "the " + ps.Name + " preset's free tier"
+			}
+			return t
 		}
 	}
 	return Target{Provider: prov, Model: model}

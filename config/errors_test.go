@@ -163,7 +163,7 @@ routes:
 			want: []wantErr{
 				{`detour.yaml:1:1: route: unknown field "route"`, `(did you mean "routes"? fields are: providers, targets, routes, defaults, health, gateway, telemetry, probe)`},
 				{`detour.yaml:4:10: providers.groq.base_ur: unknown field "base_ur"`, `(did you mean "base_url"? fields are: preset, dialect,`},
-				{`detour.yaml:4:38: providers.groq.model_family: unknown field "model_family"`, `fields are: preset, dialect, base_url, key_env, pool, headers, offers, disabled)`},
+				{`detour.yaml:4:38: providers.groq.model_family: unknown field "model_family"`, `fields are: preset, dialect, base_url, key_env, pool, headers, offers, disabled, limits)`},
 			},
 		},
 		{

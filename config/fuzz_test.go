@@ -31,6 +31,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("gateway: {listen: \":8787\", keys: {app: {key_env: APP_KEY}}}\n"))
 	f.Add([]byte("gateway: {idempotency_max_records: 10, idempotency_max_bytes: 1MiB, cache_max_answers: 0, " +
 		"cache_max_bytes: 2KB, buffered_max_bytes: -1}\n"))
+	f.Add([]byte("providers:\n  p: {base_url: https://p.example/v1, limits: {rpm: 3, tpd: -1}}\n" +
+		"targets:\n  p/m: {limits: {rph: 99999999999999999999, rps: 1}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("f.yaml", data)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
 )
 
 // Preset is a built-in provider: what detour knows about a common
@@ -39,6 +40,17 @@ type Preset struct {
 	Price     Price
 	// Docs is where the provider documents BaseURL.
 	Docs string
+	// Limits are the free tier's published quotas for Model (zero: none
+	// published, or not a free tier), from LimitsSource: what a target
+	// of Model gets unless the file's targets: entry says otherwise.
+	Limits router.Limits
+	// FreeSuffix and FreeLimits: the models whose name ends in FreeSuffix
+	// share FreeLimits across the account, apart from its other models
+	// (OpenRouter's ":free" variants). Empty: no such pool.
+	FreeSuffix string
+	FreeLimits router.Limits
+	// LimitsSource is the page that publishes Limits or FreeLimits.
+	LimitsSource string
 }
 
 // provider returns the Provider a file gets by naming this preset.
@@ -51,6 +63,14 @@ func (ps Preset) provider(name string) Provider {
 // in USD per million tokens (input, output) as published by each provider in
 // 2025; they drift, so a file may override them under targets:. A free tier
 // is priced 0. Context and output caps are approximate too.
+//
+// Limits are the free tiers' published quotas, each with the page that
+// publishes it (LimitsSource), so that detour skips a free model whose
+// window is spent instead of sending a request that must fail. They are
+// the published floor: an account may have more (a targets: entry with
+// its own limits: replaces them) and providers change them. Mistral
+// publishes no figure for its free tier, and the paid presets none that
+// holds for every account: they declare nothing.
 var presetTable = []Preset{
 	{
 		// Free tier; paid "developer" tier lists about $0.59 / $0.79.
@@ -59,6 +79,10 @@ var presetTable = []Preset{
 		Model: "llama-3.3-70b-versatile", Family: "llama-3.3-70b",
 		Context: 131072, MaxOutput: 32768,
 		Docs: "https://console.groq.com/docs/openai",
+		// Free plan, per model and organization: 30 RPM, 1K RPD, 12K TPM,
+		// 100K TPD.
+		Limits:       router.Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000},
+		LimitsSource: "https://console.groq.com/docs/rate-limits",
 	},
 	{
 		// Free tier (context capped near 64k there); paid about $0.85 / $1.20.
@@ -67,6 +91,11 @@ var presetTable = []Preset{
 		Model: "llama-3.3-70b", Family: "llama-3.3-70b",
 		Context: 65536,
 		Docs:    "https://inference-docs.cerebras.ai/resources/openai",
+		// Free tier, per model and organization: 60K TPM, 1M TPH, 1M TPD,
+		// 30 RPM, 900 RPH, 14.4K RPD (token buckets: a window refills as
+		// it goes).
+		Limits:       router.Limits{RPM: 30, RPH: 900, RPD: 14400, TPM: 60000, TPH: 1000000, TPD: 1000000},
+		LimitsSource: "https://inference-docs.cerebras.ai/support/rate-limits",
 	},
 	{
 		// Credit balance; price varies with the upstream OpenRouter picks.
@@ -75,6 +104,12 @@ var presetTable = []Preset{
 		Model: "meta-llama/llama-3.3-70b-instruct", Family: "llama-3.3-70b",
 		Context: 131072, Price: Price{In: 0.12, Out: 0.30},
 		Docs: "https://openrouter.ai/docs/quickstart",
+		// The ":free" variants share 20 requests a minute across the
+		// account, whatever model; their day is 50 requests, or 1000 once
+		// 10 credits were bought: not declared, since it depends on the
+		// account (the day's 429 parks them until its reset).
+		FreeSuffix: ":free", FreeLimits: router.Limits{RPM: 20},
+		LimitsSource: "https://openrouter.ai/docs/guides/routing/model-variants/free",
 	},
 	{
 		Name: "openai", Dialect: OpenAI, BaseURL: "https://api.openai.com/v1",
@@ -129,6 +164,13 @@ var presetTable = []Preset{
 		Model: "gemini-2.5-flash", Family: "gemini-2.5-flash",
 		Context: 1048576, MaxOutput: 65536,
 		Docs: "https://ai.google.dev/api/generate-content",
+		// Free tier, per project and model: 10 RPM, 250K TPM, 250 RPD, as
+		// the rate-limits page published it in 2025 (its day ends at
+		// midnight Pacific). Google now shows each project's figures in AI
+		// Studio, and reports since December 2025 give a lower day: the
+		// day's 429 is a wall that parks the target until its reset.
+		Limits:       router.Limits{RPM: 10, RPD: 250, TPM: 250000},
+		LimitsSource: "https://ai.google.dev/gemini-api/docs/rate-limits",
 	},
 	{
 		// Messages API on a prepaid credit balance; paid list price about

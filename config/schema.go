@@ -19,8 +19,8 @@ import (
 // The fields each mapping accepts, in the order messages list them.
 var (
 	topFields      = []string{"providers", "targets", "routes", "defaults", "health", "gateway", "telemetry", "probe"}
-	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers", "offers", "disabled"}
-	targetFields   = []string{"family", "context", "max_output", "price", "offers", "disabled"}
+	providerFields = []string{"preset", "dialect", "base_url", "key_env", "pool", "headers", "offers", "disabled", "limits"}
+	targetFields   = []string{"family", "context", "max_output", "price", "offers", "disabled", "limits"}
 	priceFields    = []string{"in", "out"}
 	routeFields    = []string{"chain", "budget", "fail_closed_on", "fallback",
 		"header_timeout", "first_token", "idle_timeout", "max_duration", "buffered", "max_buffer", "over_buffer", "requires",
@@ -33,6 +33,8 @@ var (
 	budgetFields = []string{"profile", "max_attempts", "max_per_target", "deadline", "reserve",
 		"max_server_wait", "max_retry_wait", "base_backoff", "max_backoff", "max_extra_cost", "queue"}
 	profiles = []string{"interactive", "batch"}
+	// limitFields are the windows of a limits: mapping.
+	limitFields = []string{"rpm", "rph", "rpd", "tpm", "tph", "tpd"}
 	// adaptFields are the fields of a route's adapt:.
 	adaptFields = []string{"keep_last_turns", "short_system", "drop_tool_results"}
 	// evalGateFields are the fields of a route's eval_gate:.
@@ -150,6 +152,8 @@ func (d *decoder) provider(name, path string, n ast.Node) {
 			prov.Offers = d.offers(p.val, fp)
 		case "disabled":
 			prov.Disabled, _ = d.boolean(p.val, fp)
+		case "limits":
+			prov.Limits = d.limits(p.val, fp)
 		default:
 			d.unknown(p, path, providerFields)
 		}
@@ -221,12 +225,37 @@ func (d *decoder) targets(n ast.Node) {
 				t.Offers = d.offers(f.val, fp)
 			case "disabled":
 				t.Disabled, _ = d.boolean(f.val, fp)
+			case "limits":
+				t.Limits = d.limits(f.val, fp)
 			default:
 				d.unknown(f, path, targetFields)
 			}
 		}
 		d.c.Targets[p.key] = t
 	}
+}
+
+// limits decodes a limits: mapping of windows (rpm: 30, tpd: 100000):
+// whole numbers, 0 (no limit) or more.
+func (d *decoder) limits(n ast.Node, path string) router.Limits {
+	var l router.Limits
+	fields, _ := d.mapping(n, path, "field")
+	for _, f := range fields {
+		fp := child(path, f.key)
+		d.mark(fp, f)
+		dst := map[string]*int{"rpm": &l.RPM, "rph": &l.RPH, "rpd": &l.RPD, "tpm": &l.TPM, "tph": &l.TPH, "tpd": &l.TPD}[f.key]
+		if dst == nil {
+			d.unknown(f, path, limitFields)
+			continue
+		}
+		v, ok := d.integer(f.val, fp)
+		if ok && v < 0 {
+			d.failf(f.val, fp, "%s is negative: write the most per window, or leave it out for no limit", f.key)
+			v = 0
+		}
+		*dst = v
+	}
+	return l
 }
 
 // routes decodes the routes: mapping. Each route starts from the defaults.
