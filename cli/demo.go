@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
@@ -52,9 +54,17 @@ Messages API: the chain crosses wire formats as well as billing pools.
 
 It sends requests through the real router over real HTTP, prints every failed
 attempt, skip and hop as it happens, and ends with a summary: who answered,
-attempts per request, sends saved by parking dead targets, and time spent.`,
+attempts per request, sends saved by parking dead targets, and time spent.
+
+The ledger, one JSON line per attempt or skip, is written to
+$XDG_STATE_HOME/detour/demo-ledger.jsonl (else ~/.local/state/detour/), anew
+each run; --ledger FILE appends to FILE instead, --ledger - writes none. The
+demo ends with the commands to run next: 'detour report' on that ledger, and
+'detour sim', which keeps these providers running so that ask, serve, batch,
+eval and probe can be tried on them without a key.`,
 		Example: `  go run ./cmd/detour demo
-  detour demo --requests 100 --concurrency 8 --ledger demo.jsonl`,
+  detour demo --requests 12 --ledger -          # quick, no file written
+  detour demo --requests 100 --concurrency 8 --ledger demo.jsonl && detour report demo.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.requests < 1 || f.concurrency < 1 {
@@ -69,38 +79,9 @@ attempts per request, sends saved by parking dead targets, and time spent.`,
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 4, "requests in flight at once")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the fake providers' faults (same seed, same day)")
 	fl.Float64Var(&f.scale, "latency-scale", 0.5, "multiply the providers' measured latencies (1 = as measured)")
-	fl.StringVar(&f.ledgerPath, "ledger", "", "also append the ledger to this JSONL file")
+	fl.StringVar(&f.ledgerPath, "ledger", "", "append the ledger to this JSONL file (default $XDG_STATE_HOME/detour/demo-ledger.jsonl, written anew; \"-\" for none)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
 	return cmd
-}
-
-// demoChain is the route of the demo: free tiers first, then credit, then
-// pay-as-you-go, then prepaid; three wire dialects.
-var demoChain = []struct {
-	provider, model, family, pool string
-	in, out                       float64
-}{
-	{simulate.GroqFree, simulate.GroqModel, "llama-3.3-70b", "free", 0, 0},
-	{simulate.GeminiFree, simulate.GeminiModel, "gemini-2.5-flash", "free", 0, 0},
-	{simulate.OpenRouter, simulate.OpenRouterExpensive, "claude-sonnet-4", "credit", 3, 15},
-	{simulate.MistralPayg, simulate.MistralModel, "mistral-small", "payg", 0.1, 0.3},
-	{simulate.Anthropic, simulate.AnthropicModel, "claude-haiku-4-5", "prepaid", 1, 5},
-	{simulate.DeepSeek, simulate.DeepSeekModel, "deepseek-v3", "prepaid", 0.27, 1.1},
-	{simulate.Together, simulate.TogetherModel, "llama-3.3-70b", "prepaid", 0.88, 0.88},
-}
-
-// demoTargets are demoChain's targets, served by srv.
-func demoTargets(srv *simulate.Server) []router.Target {
-	var out []router.Target
-	for _, c := range demoChain {
-		d := srv.Dialect(c.provider)
-		out = append(out, router.Target{
-			Provider: c.provider, Model: c.model, Family: c.family, Pool: c.pool, Dialect: string(d),
-			PriceIn: c.in, PriceOut: c.out,
-			Client: config.NewClient(config.Dialect(d), srv.BaseURL(c.provider), "demo-key", nil, nil),
-		})
-	}
-	return out
 }
 
 func runDemo(ctx context.Context, env Env, f demoFlags) error {
@@ -115,11 +96,11 @@ func runDemo(ctx context.Context, env Env, f demoFlags) error {
 
 	mem := &ledger.Memory{}
 	var sink ledger.Sink = mem
-	if f.ledgerPath != "" {
-		file, err := ledger.OpenFile(f.ledgerPath)
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
+	file, err := openDemoLedger(&f, env)
+	if err != nil {
+		return err
+	}
+	if file != nil {
 		defer file.Close()
 		sink = ledger.Multi(mem, file)
 	}
@@ -275,11 +256,16 @@ func (s demoSummary) print(w io.Writer, f demoFlags) {
 	fmt.Fprintf(w, "time per request: p50 %s, p95 %s, max %s; %.1fs spent waiting on server-asked retries\n",
 		pct(s.took, 0.50), pct(s.took, 0.95), pct(s.took, 1), waited)
 	fmt.Fprintf(w, "ledger: %d lines, one per attempt or skip, failures included", len(s.records))
-	if f.ledgerPath != "" {
-		fmt.Fprintf(w, " (appended to %s)", f.ledgerPath)
+	if f.ledgerPath != "" && f.ledgerPath != "-" {
+		fmt.Fprintf(w, ", in %s", f.ledgerPath)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "\nNext: 'detour check' to see your own chain, 'detour ask \"...\"' to use it.")
+	fmt.Fprintln(w, "\n\nNext:")
+	var next [][2]string
+	if f.ledgerPath != "" && f.ledgerPath != "-" {
+		next = append(next, [2]string{selfName() + " report " + shellQuote(f.ledgerPath), "what each target did, read back from the ledger"})
+	}
+	next = append(next, [2]string{selfName() + " sim", "these fake providers kept running, to try ask, serve, batch, eval and probe with no key"})
+	printCommands(w, next)
 }
 
 func pct(sorted []time.Duration, p float64) time.Duration {
@@ -288,4 +274,58 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(float64(len(sorted)-1) * p)
 	return sorted[i].Round(time.Millisecond)
+}
+
+// demoLedgerFile is the default ledger of the demo, in detour's state
+// directory: written anew each run, so that it holds that run alone.
+const demoLedgerFile = "demo-ledger.jsonl"
+
+// openDemoLedger opens the file the demo's ledger goes to and sets
+// f.ledgerPath to its path: --ledger FILE appended to, "-" none (nil),
+// else demoLedgerFile in the state directory (a temporary file when there
+// is none), emptied first. A default file that cannot be written is no
+// reason to stop a demo: it says so on stderr and writes none.
+func openDemoLedger(f *demoFlags, env Env) (*ledger.File, error) {
+	switch f.ledgerPath {
+	case "-":
+		return nil, nil
+	case "":
+	default:
+		file, err := ledger.OpenFile(f.ledgerPath)
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		return file, nil
+	}
+	file, path, err := freshDemoLedger(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "detour demo: the ledger is not written: %v (--ledger FILE to choose one)\n", err)
+		f.ledgerPath = "-"
+		return nil, nil
+	}
+	f.ledgerPath = path
+	return file, nil
+}
+
+// freshDemoLedger creates the demo's default ledger, empty.
+func freshDemoLedger(env Env) (*ledger.File, string, error) {
+	dir := stateDir(env)
+	if dir == "" {
+		tmp, err := os.CreateTemp("", "detour-demo-*.jsonl")
+		if err != nil {
+			return nil, "", err
+		}
+		tmp.Close()
+		file, err := ledger.OpenFile(tmp.Name())
+		return file, tmp.Name(), err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(dir, demoLedgerFile)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", err
+	}
+	file, err := ledger.OpenFile(path)
+	return file, path, err
 }

@@ -11,29 +11,11 @@ import (
 
 	"github.com/detourhq/detour/eval"
 	"github.com/detourhq/detour/eval/results"
-	"github.com/detourhq/detour/eval/suites"
 	"github.com/detourhq/detour/grade"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/simulate"
 )
-
-// demoSkills are the scripted skills of the demo's targets on the
-// built-in suite: accuracy per language (and "*" for the rest), and the
-// share of answers cut at their output limit (a model that thinks out
-// loud). Invented for the demo; a real run measures them.
-var demoSkills = map[string]struct {
-	acc map[string]float64
-	cut float64
-}{
-	simulate.GroqFree:    {acc: map[string]float64{"en": 0.85, "ja": 0.45}},
-	simulate.GeminiFree:  {acc: map[string]float64{"*": 0.9}},
-	simulate.OpenRouter:  {acc: map[string]float64{"*": 0.95}},
-	simulate.MistralPayg: {acc: map[string]float64{"en": 0.75, "ja": 0.55}},
-	simulate.Anthropic:   {acc: map[string]float64{"*": 0.93}},
-	simulate.DeepSeek:    {acc: map[string]float64{"*": 0.92}, cut: 0.3},
-	simulate.Together:    {acc: map[string]float64{"en": 0.85, "ja": 0.45}},
-}
 
 type demoEvalFlags struct {
 	reps        int
@@ -72,29 +54,9 @@ next, billing pools interleaved, the unreachable left out.`,
 }
 
 func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
-	suite, err := suites.Builtin()
+	provs, suite, err := skilledDay(f.seed, false)
 	if err != nil {
 		return err
-	}
-	lang, pairs := map[string]string{}, map[string]simulate.Pair{}
-	for _, t := range suite.Tasks {
-		lang[t.Prompt] = t.Lang
-		pairs[t.Prompt] = simulate.Pair{Right: t.Good[0], Wrong: t.Bad[0]}
-	}
-	provs := simulate.DayProfile(f.seed)
-	for i := range provs {
-		sk, ok := demoSkills[provs[i].Name]
-		if !ok {
-			continue
-		}
-		skill := &simulate.Skill{Answers: pairs, Truncation: sk.cut, Seed: f.seed + uint64(i),
-			AccuracyOf: func(prompt string) float64 {
-				if a, ok := sk.acc[lang[prompt]]; ok {
-					return a
-				}
-				return sk.acc["*"]
-			}}
-		provs[i].Answer = skill.Answer
 	}
 	srv, err := simulate.Start(provs...)
 	if err != nil {

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// selfName is how the user runs this detour again, for the commands it
+// prints to run next: "go run ./cmd/detour" when `go run` built it (a
+// binary under the go-build cache), the path it was started by when that
+// has a directory (./detour), else "detour".
+func selfName() string {
+	a := filepath.ToSlash(os.Args[0])
+	switch {
+	case strings.Contains(a, "/go-build"):
+		return "go run ./cmd/detour"
+	case strings.Contains(a, "/"):
+		return shellQuote(os.Args[0])
+	}
+	return "detour"
+}
+
+// shellQuote returns s as one word of a POSIX shell command line: as it is
+// when it holds only characters no shell reads specially, else in single
+// quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printCommands prints one command a line, each followed by its comment
+// (# ...), the comments in one column unless the command is too long for
+// it: the commands to run next.
+func printCommands(w io.Writer, cmds [][2]string) {
+	const widest = 64
+	width := 0
+	for _, c := range cmds {
+		if c[1] != "" && len(c[0]) <= widest {
+			width = max(width, len(c[0]))
+		}
+	}
+	for _, c := range cmds {
+		if c[1] == "" {
+			fmt.Fprintf(w, "  %s\n", c[0])
+			continue
+		}
+		fmt.Fprintf(w, "  %-*s  # %s\n", width, c[0], c[1])
+	}
+}
