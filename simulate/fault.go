@@ -134,13 +134,25 @@ const (
 	// truncated (llm.ErrStreamTruncated), since the API always ends with
 	// message_stop.
 	NoDone Kind = "no_done"
+	// EmptyDeltas streams the first Chunks data events of the answer, then
+	// the next one with its text emptied (`"delta":{"content":""}`, A: a
+	// text_delta of "", G: a text part of "") every Gap (default
+	// DefaultEmptyGap) until the request's context ends: a stream that is
+	// never silent and never says anything. A non-streaming request is
+	// answered as Trickle.
+	EmptyDeltas Kind = "empty_deltas"
+	// Trickle sends the answer OK would get one byte at a time, Gap apart
+	// (default DefaultTrickleGap), each byte flushed: the headers at once,
+	// then a body (or a stream's events) that keeps coming and takes
+	// minutes to end.
+	Trickle Kind = "trickle"
 )
 
 // kinds lists every Kind, for validation.
 var kinds = []Kind{OK, RateLimit, DailyQuota, InsufficientQuota, NoCredits,
 	Unavailable, ServerError, Unauthorized, BadRequest, ContextOverflow,
 	ModelNotFound, ContentFilter, Reset, Hang, SlowFirstToken, LateFirstToken,
-	StreamCut, StreamError, StreamStall, StreamMalformed, NoDone}
+	StreamCut, StreamError, StreamStall, StreamMalformed, NoDone, EmptyDeltas, Trickle}
 
 // Kinds returns every Kind, in the order of their declarations above.
 func Kinds() []Kind { return append([]Kind(nil), kinds...) }

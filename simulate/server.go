@@ -515,6 +515,8 @@ func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, re
 		}
 	case Hang:
 		<-ctx.Done()
+	case EmptyDeltas, Trickle:
+		s.drip(ctx, w, t, req, seq, ec)
 	case Reset:
 		if s.sleep(ctx, t.Latency.Error, true) {
 			abortConn(w, true)
