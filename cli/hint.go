@@ -52,3 +52,24 @@ func printCommands(w io.Writer, cmds [][2]string) {
 		fmt.Fprintf(w, "  %-*s  # %s\n", width, c[0], c[1])
 	}
 }
+
+// wrapWords breaks s into lines of at most width bytes at spaces (a longer
+// word stays whole on its own line), without a final newline.
+func wrapWords(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+len(word) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
+}

@@ -107,6 +107,6 @@ Start with 'detour demo' (no keys needed), then 'detour check' and 'detour ask'.
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "", "config file (default $DETOUR_CONFIG, else ./detour.yaml, else presets from API key variables)")
-	root.AddCommand(newAsk(env), newCheck(env), newExplain(env), newDemo(env), newServe(env), newReport(env), newProbe(env), newBatch(env), newEval(env))
+	root.AddCommand(newAsk(env), newCheck(env), newExplain(env), newDemo(env), newServe(env), newReport(env), newProbe(env), newBatch(env), newEval(env), newSim(env))
 	return root
 }
