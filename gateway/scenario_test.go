@@ -20,6 +20,7 @@ import (
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/internal/scenario"
 	"github.com/detourhq/detour/ledger"
+	"github.com/detourhq/detour/policy"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -31,17 +32,24 @@ const scale = 0.1
 // a row's upper time bound.
 const slack = time.Second
 
-func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+func scaled(d time.Duration) time.Duration { return scaledBy(d, scale) }
 
-func scaleFault(f sim.Fault) sim.Fault {
-	f.RetryAfter, f.Delay, f.Gap = scaled(f.RetryAfter), scaled(f.Delay), scaled(f.Gap)
-	return f
+func scaledBy(d time.Duration, k float64) time.Duration { return time.Duration(float64(d) * k) }
+
+// rowScale is the time of row's run: scale, or full scale for a row that
+// tests a built-in default.
+func rowScale(row scenario.Row) float64 {
+	if row.RealTime {
+		return 1
+	}
+	return scale
 }
 
-func scaleFaults(fs []sim.Fault) []sim.Fault {
+func scaleFaults(fs []sim.Fault, k float64) []sim.Fault {
 	out := make([]sim.Fault, len(fs))
 	for i, f := range fs {
-		out[i] = scaleFault(f)
+		f.RetryAfter, f.Delay, f.Gap = scaledBy(f.RetryAfter, k), scaledBy(f.Delay, k), scaledBy(f.Gap, k)
+		out[i] = f
 	}
 	return out
 }
@@ -78,12 +86,20 @@ func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Set
 	if row.Every != nil {
 		faultsA = scenario.Faults(*row.Every, 12)
 	}
-	for _, q := range []struct {
+	k := rowScale(row)
+	chain := "p/model-a"
+	type queue struct {
 		prov, model string
 		fs          []sim.Fault
-	}{{scenario.ProviderA, scenario.ModelA, faultsA}, {pb, scenario.ModelB, row.B}} {
+	}
+	queues := []queue{{scenario.ProviderA, scenario.ModelA, faultsA}, {pb, scenario.ModelB, row.B}}
+	for i, f := range row.Middle {
+		chain += ", p/" + scenario.MiddleModel(i)
+		queues = append(queues, queue{scenario.ProviderA, scenario.MiddleModel(i), scenario.Faults(f, 12)})
+	}
+	for _, q := range queues {
 		if len(q.fs) > 0 {
-			if err := srv.Enqueue(q.prov, q.model, scaleFaults(q.fs)...); err != nil {
+			if err := srv.Enqueue(q.prov, q.model, scaleFaults(q.fs, k)...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -92,22 +108,34 @@ func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Set
 	if lim == (scenario.Limits{}) {
 		lim = scenario.DefaultLimits
 	}
+	offersA := ""
+	if row.ReasoningA {
+		offersA = ", offers: [reasoning]"
+	}
+	// A limit the row leaves at zero is left out: the built-in default.
+	limits := ""
+	for _, l := range []struct {
+		name string
+		d    time.Duration
+	}{{"header_timeout", lim.HeaderTimeout}, {"first_token", lim.FirstToken}, {"idle_timeout", lim.IdleTimeout},
+		{"max_duration", lim.MaxDuration}} {
+		if l.d != 0 {
+			limits += fmt.Sprintf("    %s: %s\n", l.name, scaledBy(l.d, k))
+		}
+	}
 	yaml := fmt.Sprintf(`providers:
   p: {base_url: %[1]s/p/v1, key_env: P_KEY, pool: free}
   q: {base_url: %[1]s/q/v1, key_env: Q_KEY, pool: credit}
 targets:
-  p/model-a: {context: %[2]d}
+  p/model-a: {context: %[2]d%[10]s}
   %[3]s/model-b: {context: %[4]d}
 routes:
   scenario:
-    chain: [p/model-a, %[3]s/model-b]
-    budget: {deadline: %[5]s, reserve: %[6]s, base_backoff: %[7]s, max_backoff: %[8]s}
-    header_timeout: %[9]s
-    first_token: %[10]s
-    idle_timeout: %[11]s
-    buffered: %[12]v
-`, up.URL, row.ContextA, pb, row.ContextB, scaled(lim.Deadline), scaled(lim.Reserve), scaled(500*time.Millisecond),
-		scaled(8*time.Second), scaled(lim.HeaderTimeout), scaled(lim.FirstToken), scaled(lim.IdleTimeout), row.Mode == scenario.Buffered)
+    chain: [%[11]s, %[3]s/model-b]
+    budget: {deadline: %[5]s, reserve: %[6]s, base_backoff: %[7]s, max_backoff: %[8]s, max_retry_wait: %[12]s}
+    buffered: %[9]v
+`, up.URL, row.ContextA, pb, row.ContextB, scaledBy(lim.Deadline, k), scaledBy(lim.Reserve, k), scaledBy(500*time.Millisecond, k),
+		scaledBy(8*time.Second, k), row.Mode == scenario.Buffered, offersA, chain, scaledBy(policy.Interactive().MaxRetryWait, k)) + limits
 	cfg, err := config.Parse("detour.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yaml)
@@ -151,13 +179,14 @@ func (e *e2e) send(ctx context.Context, row scenario.Row) (got struct {
 		if resp == nil {
 			return ""
 		}
-		switch resp.Header.Get("X-Detour-Model") + resp.Trailer.Get("X-Detour-Model") {
+		switch m := resp.Header.Get("X-Detour-Model") + resp.Trailer.Get("X-Detour-Model"); m {
 		case scenario.ModelA:
 			return "a"
 		case scenario.ModelB:
 			return "b"
+		default:
+			return m
 		}
-		return ""
 	}
 	if row.Mode == scenario.Complete {
 		cc, err := c.Chat.Completions.New(ctx, params, option.WithResponseInto(&resp))
@@ -218,22 +247,29 @@ func TestScenario_Gateway(t *testing.T) {
 			t.Run(string(pl)+"/"+row.Name, func(t *testing.T) {
 				t.Parallel()
 				e := newE2E(t, row, pl, health.Settings{}, nil)
-				got := e.send(context.Background(), row)
+				n := max(row.Requests, 1)
+				var obs []scenario.Observed
+				var lastErr error
+				for range n {
+					g := e.send(context.Background(), row)
+					lastErr = g.err
+					obs = append(obs, scenario.Observed{Outcome: g.outcome, Answer: g.answer, Text: g.text, Usage: g.usage,
+						Took: g.took, HTTPStatus: g.status})
+				}
 				recs := e.ledger.Records()
-				o := scenario.Observed{Outcome: got.outcome, Answer: got.answer, Text: got.text, Usage: got.usage,
-					Took: got.took, HTTPStatus: got.status}
+				o := scenario.Combine(obs)
 				scenario.Observe(&o, e.sim.Stats(), recs, pl)
-				for _, bad := range row.Expect(pl).Check(o, scale, slack) {
+				for _, bad := range row.Expect(pl).Check(o, rowScale(row), slack) {
 					t.Error(bad)
 				}
-				if n := e.chats.Load(); n != 1 {
-					t.Errorf("the SDK sent %d requests, want 1", n)
+				if got := e.chats.Load(); got != int64(n) {
+					t.Errorf("the SDK sent %d requests, want %d", got, n)
 				}
 				if t.Failed() {
 					for _, l := range scenario.Lines(recs) {
 						t.Log(l)
 					}
-					t.Logf("error: %v", got.err)
+					t.Logf("error: %v", lastErr)
 				}
 			})
 		}

@@ -52,12 +52,21 @@ func newScene(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.S
 	route := &router.Route{Name: "scenario", HeaderTimeout: lim.HeaderTimeout, FirstToken: lim.FirstToken,
 		IdleTimeout: lim.IdleTimeout, MaxDuration: lim.MaxDuration, Buffered: row.Mode == scenario.Buffered,
 		Budget: policy.Budget{Deadline: lim.Deadline, Reserve: lim.Reserve}}
-	for _, tg := range []struct {
+	type cand struct {
 		prov, model string
 		context     int
-	}{{scenario.ProviderA, scenario.ModelA, row.ContextA}, {scenario.ProviderB(pl), scenario.ModelB, row.ContextB}} {
+	}
+	cands := []cand{{scenario.ProviderA, scenario.ModelA, row.ContextA}}
+	for i := range row.Middle {
+		cands = append(cands, cand{scenario.ProviderA, scenario.MiddleModel(i), 0})
+	}
+	cands = append(cands, cand{scenario.ProviderB(pl), scenario.ModelB, row.ContextB})
+	for _, tg := range cands {
 		route.Chain = append(route.Chain, router.Target{Provider: tg.prov, Model: tg.model, Context: tg.context,
 			Client: config.NewClient(config.OpenAI, srv.BaseURL(tg.prov), testKey, hc, nil)})
+	}
+	if row.ReasoningA {
+		route.Chain[0].Offers = []string{"reasoning"}
 	}
 	sc := &scene{srv: srv, ledger: &ledger.Memory{}, health: health.New(hs), route: route, pl: pl}
 	sc.router = &router.Router{Health: sc.health, Ledger: sc.ledger, Rand: func() float64 { return 0 }}
@@ -66,6 +75,9 @@ func newScene(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.S
 		faultsA = scenario.Faults(*row.Every, 12)
 	}
 	sc.enqueue(t, scenario.ProviderA, scenario.ModelA, faultsA)
+	for i, f := range row.Middle {
+		sc.enqueue(t, scenario.ProviderA, scenario.MiddleModel(i), scenario.Faults(f, 12))
+	}
 	sc.enqueue(t, scenario.ProviderB(pl), scenario.ModelB, row.B)
 	return sc
 }
@@ -95,10 +107,13 @@ func (sc *scene) send(row scenario.Row) outcome {
 	start := time.Now()
 	var o outcome
 	who := func(t *router.Target) string {
-		if t.Model == scenario.ModelA {
+		switch t.Model {
+		case scenario.ModelA:
 			return "a"
+		case scenario.ModelB:
+			return "b"
 		}
-		return "b"
+		return t.Model
 	}
 	if row.Mode == scenario.Complete {
 		res, err := sc.router.Complete(context.Background(), sc.route, req, router.Options{})
@@ -153,7 +168,10 @@ func TestScenario_Router(t *testing.T) {
 			t.Run(string(pl)+"/"+row.Name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					sc := newScene(t, row, pl, health.Settings{})
-					got := sc.send(row)
+					var got []outcome
+					for range max(row.Requests, 1) {
+						got = append(got, sc.send(row))
+					}
 					checkScene(t, sc, row, pl, got)
 				})
 			})
@@ -161,18 +179,25 @@ func TestScenario_Router(t *testing.T) {
 	}
 }
 
-// checkScene compares a row's outcome with what it expects
-// (scenario.Want.Check), and checks the ledger against the providers.
-func checkScene(t *testing.T, sc *scene, row scenario.Row, pl scenario.Placement, got outcome) {
+// checkScene compares the outcomes of a row's requests with what it
+// expects (scenario.Want.Check), and checks the ledger against the
+// providers.
+func checkScene(t *testing.T, sc *scene, row scenario.Row, pl scenario.Placement, gots []outcome) {
 	t.Helper()
 	recs := sc.ledger.Records()
 	stats := sc.srv.Stats()
-	o := scenario.Observed{Outcome: got.outcome, Answer: got.answer, Text: got.text, Took: got.took,
-		Usage: got.usage.InputTokens > 0 && got.usage.OutputTokens > 0}
-	var re *router.Error
-	if errors.As(got.err, &re) && errors.Is(got.err, router.ErrAllFailed) {
-		o.HTTPStatus = map[router.Exhaustion]int{router.RateLimited: 429, router.Unavailable: 503, router.TimedOut: 504}[re.Exhaustion]
+	var obs []scenario.Observed
+	for _, got := range gots {
+		o := scenario.Observed{Outcome: got.outcome, Answer: got.answer, Text: got.text, Took: got.took,
+			Usage: got.usage.InputTokens > 0 && got.usage.OutputTokens > 0}
+		var re *router.Error
+		if errors.As(got.err, &re) && errors.Is(got.err, router.ErrAllFailed) {
+			o.HTTPStatus = map[router.Exhaustion]int{router.RateLimited: 429, router.Unavailable: 503, router.TimedOut: 504}[re.Exhaustion]
+		}
+		obs = append(obs, o)
 	}
+	o := scenario.Combine(obs)
+	got := gots[len(gots)-1]
 	scenario.Observe(&o, stats, recs, pl)
 	for _, bad := range row.Expect(pl).Check(o, 1, 0) {
 		t.Error(bad)

@@ -7,8 +7,10 @@
 // model there) and at another provider.
 //
 // A row describes a route [A, B]: A is the target that meets the fault,
-// B the fallback. Times are given at full scale; a runner multiplies every
-// duration (faults, route limits, expected bounds) by its scale.
+// B the fallback, and between them the row's Middle candidates, if any.
+// Times are given at full scale; a runner multiplies every duration
+// (faults, route limits, expected bounds) by its scale, unless the row
+// is RealTime.
 package scenario
 
 import (
@@ -57,6 +59,13 @@ const (
 	ModelB    = "model-b"
 )
 
+// maxMiddle is the most Middle candidates a row may have.
+const maxMiddle = 8
+
+// MiddleModel is the model of the row's i-th Middle candidate (from 0),
+// served by ProviderA in both placements.
+func MiddleModel(i int) string { return fmt.Sprintf("model-m%d", i+1) }
+
 // ProviderB is the provider that serves B in placement pl.
 func ProviderB(pl Placement) string {
 	if pl == SameProvider {
@@ -103,6 +112,18 @@ type Row struct {
 	Every *sim.Fault
 	// B scripts the sends to B in order; after it, B answers OK.
 	B []sim.Fault
+	// Middle are candidates between A and B (MiddleModel(i) at
+	// ProviderA), each served its fault on every send; 8 at most.
+	Middle []sim.Fault
+	// Requests is how many requests are sent one after the other (0:
+	// one); each must reach Want (Answer, time bounds), and the sends
+	// count them all.
+	Requests int
+	// ReasoningA declares A a reasoning model (offers: [reasoning]).
+	ReasoningA bool
+	// RealTime asks a runner that scales time to run the row at full
+	// scale: it tests a built-in default, which a runner cannot scale.
+	RealTime bool
 	// NoPrefill makes B's provider refuse a conversation that ends with
 	// an assistant message (Anthropic's Opus 4.6 400).
 	NoPrefill bool
@@ -132,8 +153,9 @@ type Want struct {
 	// Status is the ledger status of the failure that ends a Cut stream,
 	// or of A's last attempt when not empty otherwise.
 	Status string
-	// SendsA and SendsB are the sends each target receives.
-	SendsA, SendsB int
+	// SendsA and SendsB are the sends each target receives, SendsM those
+	// the Middle candidates receive together.
+	SendsA, SendsB, SendsM int
 	// MinTime and MaxTime bound the time until the request is answered
 	// (for streams, until their end); 0 means no bound.
 	MinTime, MaxTime time.Duration
@@ -267,6 +289,16 @@ func Rows() []Row {
 			Every:    fault(sim.Unauthorized),
 			Want:     Want{Outcome: Answered, Answer: "b", Status: "http_401", SendsA: 1, SendsB: 1, MaxTime: time.Second},
 			WantSame: &Want{Outcome: AllFailed, HTTPStatus: 503, Status: "http_401", SendsA: 1, MaxTime: time.Second}},
+
+		// Move on, don't wait (issue 31): a long wait while a candidate
+		// remains is not a retry, and no upstream holds a request past
+		// its limits.
+		{Name: "429 with Retry-After 30s: parked, the next candidate answers at once, the next request skips it", Mode: Complete,
+			A: []sim.Fault{{Kind: sim.RateLimit, RetryAfter: 30 * time.Second}}, Requests: 2,
+			Want: Want{Outcome: Answered, Answer: "b", Status: "http_429", SendsA: 1, SendsB: 2, MaxTime: 500 * time.Millisecond}},
+		{Name: "429 with Retry-After 30s, streamed: parked, the next candidate answers at once, the next request skips it", Mode: Stream,
+			A: []sim.Fault{{Kind: sim.RateLimit, RetryAfter: 30 * time.Second}}, Requests: 2,
+			Want: Want{Outcome: Answered, Answer: "b", Status: "http_429", SendsA: 1, SendsB: 2, MaxTime: 500 * time.Millisecond}},
 	}
 }
 
@@ -301,8 +333,9 @@ type Observed struct {
 	// got no answer; a router runner gives the one its Exhaustion stands
 	// for.
 	HTTPStatus int
-	// SendsA and SendsB are the sends each target received.
-	SendsA, SendsB int
+	// SendsA and SendsB are the sends each target received, SendsM those
+	// the Middle candidates received together.
+	SendsA, SendsB, SendsM int
 	// StatusA is the ledger status of A's last send.
 	StatusA string
 	// LastRoles are the roles the providers' requests ended with.
@@ -322,8 +355,8 @@ func (w Want) Check(o Observed, scale float64, slack time.Duration) []string {
 	if (w.Outcome == Answered || w.Outcome == Cut) && o.Answer != w.Answer {
 		add("answered by %q, want %q", o.Answer, w.Answer)
 	}
-	if o.SendsA != w.SendsA || o.SendsB != w.SendsB {
-		add("sends A %d, B %d; want %d, %d", o.SendsA, o.SendsB, w.SendsA, w.SendsB)
+	if o.SendsA != w.SendsA || o.SendsB != w.SendsB || o.SendsM != w.SendsM {
+		add("sends A %d, B %d, middle %d; want %d, %d, %d", o.SendsA, o.SendsB, o.SendsM, w.SendsA, w.SendsB, w.SendsM)
 	}
 	at := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	if w.MinTime > 0 && o.Took < at(w.MinTime)-at(10*time.Millisecond) {
@@ -369,11 +402,30 @@ func Lines(recs []ledger.Record) []string {
 	return out
 }
 
+// Combine returns what a runner saw of a row's requests, obs in order,
+// as one Observed: the outcome and answer they share (an outcome that
+// names the first request that differs, when one does), the longest
+// time, and the rest from the last request.
+func Combine(obs []Observed) Observed {
+	o, mixed := obs[len(obs)-1], false
+	for i, x := range obs {
+		o.Took = max(o.Took, x.Took)
+		if !mixed && (x.Outcome != obs[0].Outcome || x.Answer != obs[0].Answer) {
+			o.Outcome, mixed = Outcome(fmt.Sprintf("mixed: request 1 %s by %q, request %d %s by %q",
+				obs[0].Outcome, obs[0].Answer, i+1, x.Outcome, x.Answer)), true
+		}
+	}
+	return o
+}
+
 // Observe fills o's sends, A's last status and the last roles from what
 // the providers received and the ledger, in placement pl.
 func Observe(o *Observed, st sim.Stats, recs []ledger.Record, pl Placement) {
 	o.SendsA = st.Requests(ProviderA, ModelA)
 	o.SendsB = st.Requests(ProviderB(pl), ModelB)
+	for i := range maxMiddle {
+		o.SendsM += st.Requests(ProviderA, MiddleModel(i))
+	}
 	for _, r := range recs {
 		if r.Model == ModelA && r.Action != string(policy.Skip) {
 			o.StatusA = r.Status
