@@ -120,12 +120,12 @@ type Server struct {
 	metrics        *metrics
 	metricsHandler http.Handler
 
-	unready   atomic.Bool // /readyz answers 503: a drain began
-	draining  atomic.Bool // new requests are refused: the listener is closing
-	served    atomic.Bool // Serve runs: handler contexts descend from hard
-	hard      context.Context
-	hardStop  context.CancelFunc
-	active    inFlight // chat handlers in flight
+	unready  atomic.Bool // /readyz answers 503: a drain began
+	draining atomic.Bool // new requests are refused: the listener is closing
+	served   atomic.Bool // Serve runs: handler contexts descend from hard
+	hard     context.Context
+	hardStop context.CancelFunc
+	active   inFlight // chat handlers in flight
 
 	mu   sync.Mutex // guards srv and msrv
 	srv  *http.Server
