@@ -94,7 +94,7 @@ func TestHTMLReport_InChromium(t *testing.T) {
 
 	// The machine may have no network: these flags keep Chromium from
 	// reaching for it (and hanging on it).
-	actx, cancel := chromedp.NewExecAllocator(context.Background(),
+	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -111,12 +111,11 @@ func TestHTMLReport_InChromium(t *testing.T) {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1200, 900),
-	)
-	defer cancel()
+	}
 
 	var mu sync.Mutex // guards problems and requests
 	var problems, requests []string
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+	ctx, cancel := startChromium(t, opts, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev := ev.(type) {
@@ -138,7 +137,7 @@ func TestHTMLReport_InChromium(t *testing.T) {
 		case *network.EventRequestWillBeSent:
 			requests = append(requests, ev.Request.URL)
 		}
-	}))
+	})
 	defer cancel()
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelTimeout()
@@ -260,4 +259,27 @@ func recompress(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// startChromium starts Chromium with opts, listener seeing every event of
+// its first tab. A browser that exits before it listens ("chrome failed to
+// start": seen once on a 2-core machine running two test suites) is
+// started anew, up to three times: what the test checks is the page, not
+// the machine's load.
+func startChromium(t *testing.T, opts []chromedp.ExecAllocatorOption, listener func(any)) (context.Context, context.CancelFunc) {
+	t.Helper()
+	var err error
+	for try := 1; try <= 3; try++ {
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithListener(listener))
+		if err = chromedp.Do(ctx); err == nil {
+			return ctx, func() { cancelCtx(); cancelAlloc() }
+		}
+		cancelCtx()
+		cancelAlloc()
+		t.Logf("chromium, try %d: %v", try, err)
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("chromium did not start in three tries: %v", err)
+	return nil, nil
 }
