@@ -16,7 +16,8 @@ import (
 //     replace the call's when they are not empty, its Arguments are
 //     appended;
 //   - FinishReason is the last one sent, Usage the last one sent;
-//   - RateLimit is s's, when s is a RateLimiter.
+//   - RateLimit is s's, when s is a RateLimiter;
+//   - Skipped is s's count of events left out, when s is a Skipper.
 //
 // Any error of Next other than io.EOF is returned as it is, with a nil
 // Response: a truncated or failed stream never passes as an answer.
@@ -67,6 +68,7 @@ func Assemble(s Stream) (*Response, error) {
 		}
 	}
 	out.Message.Content = content.String()
+	out.Skipped = SkippedOf(s)
 	return out, nil
 }
 
@@ -75,7 +77,8 @@ func Assemble(s Stream) (*Response, error) {
 // asked for. The chunk carries r's ID, Model, role, content and finish
 // reason, its Usage (always set, zero counts included), and each tool call
 // whole as a ToolCallDelta whose Index is its position. It is a
-// RateLimiter that returns r's RateLimit. Close does nothing.
+// RateLimiter that returns r's RateLimit, and a Skipper that returns r's
+// Skipped. Close does nothing.
 func ResponseStream(r *Response) Stream {
 	c := Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
 		FinishReason: r.FinishReason}
@@ -84,18 +87,22 @@ func ResponseStream(r *Response) Stream {
 	for i, tc := range r.Message.ToolCalls {
 		c.ToolCalls = append(c.ToolCalls, ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}
-	return &onceStream{chunk: c, rl: r.RateLimit}
+	return &onceStream{chunk: c, rl: r.RateLimit, skipped: r.Skipped}
 }
 
 // onceStream serves one chunk, then io.EOF.
 type onceStream struct {
-	chunk Chunk
-	done  bool
-	rl    *RateLimit
+	chunk   Chunk
+	done    bool
+	rl      *RateLimit
+	skipped int
 }
 
 // RateLimit implements RateLimiter: the response's.
 func (o *onceStream) RateLimit() *RateLimit { return o.rl }
+
+// Skipped implements Skipper: the response's.
+func (o *onceStream) Skipped() int { return o.skipped }
 
 func (o *onceStream) Next() (Chunk, error) {
 	if o.done {

@@ -92,3 +92,30 @@ func TestResponseStream_IsTheInverseOfAssemble(t *testing.T) {
 		}
 	}
 }
+
+// skipping is a script that left out events it could not read.
+type skipping struct {
+	script
+	skipped int
+}
+
+func (s *skipping) Skipped() int { return s.skipped }
+
+// An answer read from a stream that left events out says how many, and
+// so does the stream made of it: the caller can mark it degraded.
+func TestAssemble_KeepsTheCountOfSkippedEvents(t *testing.T) {
+	st := &skipping{script: script{end: io.EOF, chunks: []Chunk{{Content: "Hel"}, {Content: "!"}}}, skipped: 2}
+	got, err := Assemble(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Skipped != 2 || got.Message.Content != "Hel!" {
+		t.Errorf("Assemble = %q, Skipped %d; want \"Hel!\", 2", got.Message.Content, got.Skipped)
+	}
+	if n := SkippedOf(ResponseStream(got)); n != 2 {
+		t.Errorf("SkippedOf(ResponseStream) = %d, want 2", n)
+	}
+	if n := SkippedOf(&script{}); n != 0 {
+		t.Errorf("SkippedOf a stream that is no Skipper = %d, want 0", n)
+	}
+}

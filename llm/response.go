@@ -48,6 +48,10 @@ type Response struct {
 	// RateLimit is what the provider said of its rate limits in the
 	// response's headers; nil when it said nothing.
 	RateLimit *RateLimit `json:"-"`
+	// Skipped counts the events of a streamed answer that could not be
+	// read and were left out (see Skipper): the answer is then missing
+	// what they carried. 0 for an answer read whole.
+	Skipped int `json:"-"`
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. The first fragment of a
@@ -134,4 +138,22 @@ type Readier interface {
 func Ready(s Stream) bool {
 	r, ok := s.(Readier)
 	return ok && r.Ready()
+}
+
+// Skipper is an optional interface of a Stream that leaves out an event
+// it cannot read (data that is not JSON, say) when the events around it
+// can be read: one bad event between good ones does not end the answer,
+// but the answer lacks what that event carried. Skipped returns how many
+// events were left out so far; it is called from the goroutine that calls
+// Next.
+type Skipper interface {
+	Skipped() int
+}
+
+// SkippedOf returns s's Skipped when s implements Skipper, else 0.
+func SkippedOf(s Stream) int {
+	if k, ok := s.(Skipper); ok {
+		return k.Skipped()
+	}
+	return 0
 }

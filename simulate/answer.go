@@ -20,13 +20,14 @@ import (
 type end int
 
 const (
-	endNormal     end = iota // finish_reason chunk, usage chunk if asked, [DONE]
-	endFiltered              // finish_reason content_filter, no content
-	endCut                   // connection closed after Fault.Chunks events
-	endErrorFrame            // error frame after Fault.Chunks events
-	endStall                 // silence after Fault.Chunks events
-	endMalformed             // a garbled event after Fault.Chunks events
-	endNoDone                // endNormal without the terminal marker
+	endNormal      end = iota // finish_reason chunk, usage chunk if asked, [DONE]
+	endFiltered               // finish_reason content_filter, no content
+	endCut                    // connection closed after Fault.Chunks events
+	endErrorFrame             // error frame after Fault.Chunks events
+	endStall                  // silence after Fault.Chunks events
+	endMalformed              // a garbled event after Fault.Chunks events
+	endNoDone                 // endNormal without the terminal marker
+	endGarbledOnce            // endNormal with a garbled event after Fault.Chunks events
 )
 
 // headOnly reports whether the answer stops after Fault.Chunks events of its head.

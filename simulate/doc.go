@@ -28,7 +28,8 @@
 // rate_limit_error with anthropic-ratelimit-* headers, or Gemini's 429
 // RESOURCE_EXHAUSTED with a per-minute QuotaFailure and a RetryInfo. Streams
 // fail the ways real ones do: cut (StreamCut), stalled (StreamStall),
-// garbled (StreamMalformed), with an in-stream error (StreamError), without
+// garbled (StreamMalformed), or whole but for one garbled event in their
+// midst (StreamMalformedEvent), with an in-stream error (StreamError), without
 // their terminal marker (NoDone), or late to their first token, before the
 // headers (SlowFirstToken) or after them (LateFirstToken); Fault.Gap and
 // Fault.Pieces shape a long answer ("70 chunks, 1 s apart"), and

@@ -213,7 +213,7 @@ func (s *Server) serveEmbed(ctx context.Context, w http.ResponseWriter, t *targe
 	}
 	applyHeader(w.Header(), wa.header)
 	switch f.Kind {
-	case OK, NoDone, ContentFilter:
+	case OK, NoDone, ContentFilter, StreamMalformedEvent:
 		s.whole(ctx, w, t, 0, &wa, ec, endNormal)
 	case SlowFirstToken, LateFirstToken:
 		if s.sleep(ctx, f.Delay, false) {

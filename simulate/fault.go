@@ -123,8 +123,26 @@ const (
 	// whose data is cut the same way, without message_stop. G: a `data:`
 	// chunk cut the same way (a function call's chunk is cut in half). A
 	// non-streaming request gets a complete 200 whose JSON body is cut in
-	// half (Content-Length of the bytes sent).
+	// half (Content-Length of the bytes sent). The wire decoders leave the
+	// garbled event out when an event came before it (see
+	// StreamMalformedEvent) and report the stream cut at the end of the
+	// body (llm.ErrStreamTruncated); with none before it (Chunks 0), a
+	// malformed chunk.
 	StreamMalformed Kind = "stream_malformed"
+	// StreamMalformedEvent is OK whose stream carries one malformed event
+	// in its midst: after the first Chunks data events, the garbled
+	// stand-in StreamMalformed sends (the next content chunk cut short
+	// inside its text), then every event of the answer from that chunk on,
+	// whole, its end included. The answer loses nothing; the wire decoders
+	// leave the garbled event out and count it (llm.Skipper), unless it
+	// comes first (Chunks 0: nothing readable before it, and the stream
+	// fails as malformed). Chunks past the content events put it just
+	// before the finish_reason chunk. A: the same, among the
+	// content_block_delta events (message_start, content_block_start and
+	// ping count). G: the same among the chunks; a function call's answer
+	// is one chunk, so the garbled event comes first. A non-streaming
+	// request is answered as OK.
+	StreamMalformedEvent Kind = "stream_malformed_event"
 	// NoDone is OK whose stream omits only its terminal marker: every chunk,
 	// the finish_reason chunk and the usage chunk (when asked) included, but
 	// no `data: [DONE]`. A: message_delta (stop_reason and usage) but no
@@ -152,7 +170,7 @@ const (
 var kinds = []Kind{OK, RateLimit, DailyQuota, InsufficientQuota, NoCredits,
 	Unavailable, ServerError, Unauthorized, BadRequest, ContextOverflow,
 	ModelNotFound, ContentFilter, Reset, Hang, SlowFirstToken, LateFirstToken,
-	StreamCut, StreamError, StreamStall, StreamMalformed, NoDone, EmptyDeltas, Trickle}
+	StreamCut, StreamError, StreamStall, StreamMalformed, StreamMalformedEvent, NoDone, EmptyDeltas, Trickle}
 
 // Kinds returns every Kind, in the order of their declarations above.
 func Kinds() []Kind { return append([]Kind(nil), kinds...) }
@@ -179,11 +197,12 @@ type Fault struct {
 	// LateFirstToken waits between its headers and its first content chunk.
 	// It is read from the Server's Clock and not scaled by LatencyScale.
 	Delay time.Duration
-	// Chunks is how many data events StreamCut, StreamStall, StreamMalformed
-	// and StreamError send first (0: none). The role chunk counts as one; the
-	// cut always comes before the finish_reason chunk, so larger values are
-	// capped. A: message_start, content_block_start and ping count, the cut
-	// comes before content_block_stop. G: the cut comes before the chunk with
+	// Chunks is how many data events StreamCut, StreamStall, StreamMalformed,
+	// StreamMalformedEvent and StreamError send first (0: none). The role
+	// chunk counts as one; the cut always comes before the finish_reason
+	// chunk, so larger values are capped. A: message_start,
+	// content_block_start and ping count, the cut comes before
+	// content_block_stop. G: the cut comes before the chunk with
 	// finishReason (a function call arrives whole in that one chunk).
 	Chunks int
 	// Gap, when not 0, is the wait between the streamed data events of this
@@ -192,7 +211,8 @@ type Fault struct {
 	// (the content pieces) before its headers. It is read from the Server's
 	// Clock and not scaled by LatencyScale. Every kind that answers with a 200
 	// reads it, StreamCut, StreamStall, StreamMalformed and StreamError for
-	// the events they send first. The same in every dialect.
+	// the events they send first; StreamMalformedEvent's garbled event is
+	// one event more. The same in every dialect.
 	Gap time.Duration
 	// Pieces, when above 0, makes a text answer exactly that many content
 	// deltas: the pieces of "Hello from <provider>/<model>." ("Hello", " from",

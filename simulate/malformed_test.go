@@ -61,12 +61,21 @@ func TestStreamMalformed_GarbledEventThenACleanEnd(t *testing.T) {
 					}
 				}
 
-				// The decoder: the whole events, then a malformed chunk, not a truncation.
+				// The decoder: the whole events, then the garbled one left
+				// out and the end of a stream cut before its terminal
+				// event; with no event before it, a malformed chunk.
 				resp, err := r.ask(t, context.Background(), "p", "m", true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				chunks, err := drain(decodeStream(t, c.d, resp))
+				st := decodeStream(t, c.d, resp)
+				chunks, err := drain(st)
+				if c.frames > 0 {
+					if !errors.Is(err, llm.ErrStreamTruncated) || llm.SkippedOf(st) != 1 {
+						t.Errorf("decoder after %d chunks: %v, %d skipped; want a truncation, 1 skipped", len(chunks), err, llm.SkippedOf(st))
+					}
+					return
+				}
 				if !errors.Is(err, errMalformed(c.d)) || errors.Is(err, llm.ErrStreamTruncated) {
 					t.Errorf("decoder after %d chunks: %v, want %v", len(chunks), err, errMalformed(c.d))
 				}
@@ -97,6 +106,69 @@ func TestStreamMalformed_PlainAnswerIsACompleteInvalidBody(t *testing.T) {
 				}
 				if _, err := decodeResponse(d, resp); !errors.Is(err, errMalformed(d)) {
 					t.Errorf("decoder: %v, want %v", err, errMalformed(d))
+				}
+			})
+		})
+	}
+}
+
+// TestStreamMalformedEvent_OneGarbledEventInAWholeStream: the stream is
+// OK's with one event more, StreamMalformed's garbled one, after the first
+// Chunks events; the decoders leave it out, count it and read the answer
+// whole, unless it comes first. A plain answer is OK's.
+func TestStreamMalformedEvent_OneGarbledEventInAWholeStream(t *testing.T) {
+	cases := []struct {
+		d      Dialect
+		chunks int
+		fails  bool // the garbled event comes first: nothing readable before it
+	}{
+		{DialectOpenAI, 3, false}, {DialectOpenAI, 99, false}, {DialectOpenAI, 0, true},
+		{DialectAnthropic, 4, false}, {DialectAnthropic, 0, true},
+		{DialectGemini, 1, false}, {DialectGemini, 99, false}, {DialectGemini, 0, true},
+	}
+	for _, c := range cases {
+		t.Run(string(c.d)+"/chunks="+strconv.Itoa(c.chunks), func(t *testing.T) {
+			f := Fault{Kind: StreamMalformedEvent, Chunks: c.chunks}
+			ok := okBody(t, c.d, Fault{}, true)
+			raw := okBody(t, c.d, f, true)
+			var garbled []string
+			kept := ""
+			for _, ev := range strings.SplitAfter(string(raw), frameEnd(c.d)) {
+				i := strings.Index(ev, "data: ")
+				if i < 0 {
+					kept += ev
+					continue
+				}
+				if data := strings.TrimSpace(ev[i+len("data: "):]); data != "[DONE]" && !json.Valid([]byte(data)) {
+					garbled = append(garbled, ev)
+					continue
+				}
+				kept += ev
+			}
+			if len(garbled) != 1 || kept != string(ok) {
+				t.Fatalf("%d garbled events, the rest OK's: %v\n%s", len(garbled), kept == string(ok), raw)
+			}
+			if whole := okBody(t, c.d, f, false); !bytes.Equal(whole, okBody(t, c.d, Fault{}, false)) {
+				t.Errorf("a plain answer differs from OK:\n%s", whole)
+			}
+
+			forEachWay(t, func(t *testing.T, way string) {
+				r := newRig(t, way, Provider{Name: "p", Dialect: c.d, Script: []Fault{f}})
+				resp, err := r.ask(t, context.Background(), "p", "m", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := decodeStream(t, c.d, resp)
+				s := summarize(drain(st))
+				if c.fails {
+					if !errors.Is(s.err, errMalformed(c.d)) {
+						t.Errorf("decoder: %v, want %v", s.err, errMalformed(c.d))
+					}
+					return
+				}
+				if s.err != nil || s.text != "Hello from p/m." || s.finish != llm.FinishStop || llm.SkippedOf(st) != 1 {
+					t.Errorf("decoder: %q, finish %q, %v, %d skipped; want the whole answer, 1 skipped",
+						s.text, s.finish, s.err, llm.SkippedOf(st))
 				}
 			})
 		})

@@ -527,6 +527,8 @@ func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, re
 		s.answer(ctx, w, t, req, seq, ec, endStall)
 	case StreamMalformed:
 		s.answer(ctx, w, t, req, seq, ec, endMalformed)
+	case StreamMalformedEvent:
+		s.answer(ctx, w, t, req, seq, ec, endGarbledOnce)
 	case StreamError:
 		if req.stream {
 			s.answer(ctx, w, t, req, seq, ec, endErrorFrame)

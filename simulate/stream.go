@@ -116,12 +116,22 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *target, w
 	}
 
 	n := len(wa.head)
-	if e.headOnly() {
+	if e.headOnly() || e == endGarbledOnce {
 		n = min(max(ec.f.Chunks, 0), n)
 	}
 	for _, ev := range wa.head[:n] {
 		if !send(ev) {
 			return
+		}
+	}
+	if e == endGarbledOnce {
+		if g := wa.garbledAfter(n); g != nil && !send(g) {
+			return
+		}
+		for _, ev := range wa.head[n:] {
+			if !send(ev) {
+				return
+			}
 		}
 	}
 	switch e {

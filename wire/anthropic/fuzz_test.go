@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -14,9 +15,11 @@ import (
 
 // FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
 // never panic, every call must give a chunk, io.EOF or an error, an ending
-// must repeat on later calls, no error may pass for io.EOF, and tool call
-// indexes stay within the tool_use blocks seen. DecodeResponse must likewise
-// return a response or an error, never both.
+// must repeat on later calls, no error may pass for io.EOF, tool call
+// indexes stay within the tool_use blocks seen, and a stream that ends
+// cleanly has counted every event it left out (unreadable).
+// DecodeResponse must likewise return a response or an error, never both,
+// and count the same.
 func FuzzDecodeStream(f *testing.F) {
 	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(b)
@@ -29,6 +32,7 @@ func FuzzDecodeStream(f *testing.F) {
 		"data: {\"type\":\"content_block_delta\",\"index\":\"0\"}\n\n",
 		"data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":1e99}}\n\n",
 		"data: {\"type\":\"message_start\",\"message\":{\"content\":7}}\n\n",
+		"data: {}\n\ndata: {x\n\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", "data: {}\n\ndata: {x\n\ndata: {x\n\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -69,6 +73,10 @@ func FuzzDecodeStream(f *testing.F) {
 		if _, again := st.Next(); again != end {
 			t.Fatalf("Next after end = %v, want %v", again, end)
 		}
+		skipped := llm.SkippedOf(st)
+		if bad := unreadable(body); end == io.EOF && skipped != bad || skipped > bad {
+			t.Fatalf("%d events skipped (end %v), %d unreadable", skipped, end, bad)
+		}
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -78,6 +86,27 @@ func FuzzDecodeStream(f *testing.F) {
 		if (r == nil) == (err == nil) {
 			t.Fatalf("DecodeResponse = %v, %v; want exactly one", r, err)
 		}
+		if r != nil && r.Skipped != skipped {
+			t.Fatalf("DecodeResponse skipped %d events, the stream %d", r.Skipped, skipped)
+		}
+	})
+}
+
+// unreadable counts the whole events of body whose data the decoder
+// cannot read, up to where it stops reading (wiretest.Unreadable).
+func unreadable(body []byte) int {
+	return wiretest.Unreadable(bytes.NewReader(body), func(name string, data []byte) (bad, stop bool) {
+		if name == "error" || name == "message_stop" {
+			return false, true
+		}
+		if len(data) == 0 {
+			return false, false
+		}
+		var e streamEvent
+		if json.Unmarshal(data, &e) != nil {
+			return true, false
+		}
+		return false, e.Type == "error" || e.Type == "message_stop"
 	})
 }
 

@@ -94,9 +94,13 @@ type blockState struct {
 //     error wrapping both llm.ErrStreamTruncated and the read error
 //     (io.ErrUnexpectedEOF for a clean end, never io.EOF), even after a
 //     message_delta: the API always ends with message_stop;
-//   - data that is not JSON, or an event past sse.DefaultMaxEventSize,
-//     returns an error wrapping ErrMalformed and a ProviderError (or the
-//     truncation error when the bad event is the cut-off end of the body).
+//   - a whole event whose data is not JSON, right after one that is, is
+//     left out: the stream reads on and counts it (Skipped, llm.Skipper),
+//     and the answer lacks what it carried. One with no event read before
+//     it, or right after one left out (the output stopped being
+//     readable), or an event past sse.DefaultMaxEventSize, returns an
+//     error wrapping ErrMalformed and a ProviderError (or the truncation
+//     error when the bad event is the cut-off end of the body).
 //
 // Once Next returns an error it returns the same error on every later
 // call. Close closes the body and may be called more than once, and from
@@ -182,8 +186,12 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 			if s.r.Incomplete() {
 				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 			}
+			if s.Skip() {
+				continue
+			}
 			return llm.Chunk{}, malformed(s.header, []byte(data), llm.PhaseStream, "stream event", err)
 		}
+		s.Parsed()
 		typ := e.Type
 		if typ == "" {
 			typ = ev.Event

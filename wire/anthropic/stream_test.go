@@ -226,19 +226,48 @@ func TestDecodeStream_ErrorEvents(t *testing.T) {
 	}
 }
 
+// One event whose data is not JSON between readable ones is left out and
+// counted; the stream fails as before when the output stops being
+// readable: two in a row, or one with nothing read before it.
 func TestDecodeStream_MalformedEvent(t *testing.T) {
-	body := evStart + "event: content_block_delta\ndata: {\"type\": nope}\n\n" + evStop
-	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := wiretest.Drain(t, st)
-	if len(got) != 1 || !errors.Is(err, ErrMalformed) {
-		t.Fatalf("got %d chunks, %v; want 1 then ErrMalformed", len(got), err)
+	const (
+		block = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+		hello = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n"
+		world = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" world\"}}\n\n"
+		bad   = "event: content_block_delta\ndata: {\"type\": nope}\n\n"
+		cut   = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\n\n"
+	)
+	tests := []struct {
+		name    string
+		body    string
+		content string
+		skipped int
+		fails   bool // ends in ErrMalformed, holding the bad event
+	}{
+		{name: "one between good ones is skipped", body: evStart + block + hello + bad + world + evDelta + evStop,
+			content: "Hello world", skipped: 1},
+		{name: "an event cut inside its text between good ones is skipped", body: evStart + block + hello + cut + world + evDelta + evStop,
+			content: "Hello world", skipped: 1},
+		{name: "two apart are both skipped", body: evStart + bad + block + hello + bad + world + evDelta + evStop,
+			content: "Hello world", skipped: 2},
+		{name: "the last before message_stop is skipped", body: evStart + block + hello + world + evDelta + bad + evStop,
+			content: "Hello world", skipped: 1},
+		{name: "two in a row fail", body: evStart + block + hello + bad + bad + world + evDelta + evStop,
+			content: "Hello", skipped: 1, fails: true},
+		{name: "the first, nothing read before it, fails", body: bad + evStart + block + hello + evDelta + evStop, fails: true},
 	}
-	if errors.Is(err, llm.ErrStreamTruncated) {
-		t.Errorf("a malformed complete event is not a truncation: %v", err)
-	}
-	var pe *llm.ProviderError
-	if !errors.As(err, &pe) || pe.Phase != llm.PhaseStream || string(pe.Body) != `{"type": nope}` {
-		t.Errorf("err = %v, want a stream ProviderError holding the event", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, _ := DecodeStream(sseResponse(strings.NewReader(tt.body)))
+			err := wiretest.DrainSkipping(t, st, tt.content, tt.skipped)
+			if !tt.fails {
+				if err != io.EOF {
+					t.Errorf("end = %v, want io.EOF", err)
+				}
+				return
+			}
+			wiretest.WantMalformed(t, err, ErrMalformed, `{"type": nope}`)
+		})
 	}
 }
 

@@ -35,6 +35,10 @@ type Stream struct {
 	src  ChunkSource
 	rl   *llm.RateLimit // set by the Decoder before the stream is returned
 	err  error          // sticky: io.EOF after the end, or the error that ended it
+	// skipped counts the events left out (Skip); last is what became of
+	// the last event with data.
+	skipped int
+	last    lastEvent
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -102,6 +106,41 @@ func (s *Stream) setRateLimit(rl *llm.RateLimit) { s.rl = rl }
 
 // rateLimitSetter is a stream that embeds a *Stream.
 type rateLimitSetter interface{ setRateLimit(*llm.RateLimit) }
+
+// lastEvent is what became of a stream's last event with data.
+type lastEvent uint8
+
+const (
+	noEvent      lastEvent = iota // none came yet
+	readEvent                     // it was read (Parsed)
+	skippedEvent                  // it was left out (Skip)
+)
+
+// Parsed notes that the adapter read an event's data: an unreadable event
+// after it may be left out (Skip). The adapter calls it for each event
+// whose data it read, whatever it makes of it.
+func (s *Stream) Parsed() { s.last = readEvent }
+
+// Skip reports whether an event whose data the adapter could not read
+// (not JSON, say), and that the end of the body did not cut off (that is
+// a truncation, checked first), is to be left out, and counts it when so:
+// the adapter then reads on, and the answer lacks what the event carried.
+// One bad event between readable ones is left out; the stream fails (Skip
+// reports false, and the adapter returns its malformed error) when the
+// provider's output stopped being readable: no event was read before this
+// one (nothing says the body is an answer at all), or the one before it
+// was left out too (two in a row).
+func (s *Stream) Skip() bool {
+	if s.last != readEvent {
+		return false
+	}
+	s.last = skippedEvent
+	s.skipped++
+	return true
+}
+
+// Skipped implements llm.Skipper: how many events Skip left out so far.
+func (s *Stream) Skipped() int { return s.skipped }
 
 // Closed reports whether Close was called.
 func (s *Stream) Closed() bool { return s.closed.Load() }

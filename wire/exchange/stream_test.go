@@ -141,3 +141,39 @@ func funcStream(name string, body io.Closer, key string, decode func() (llm.Chun
 	s.Init(name, body, key, decodeFunc(decode))
 	return s
 }
+
+// Skip leaves out one unreadable event between readable ones and counts
+// it; it refuses the first event when none was read before it, and the
+// second of two in a row.
+func TestStream_SkipLeavesOutOneBadEventBetweenReadableOnes(t *testing.T) {
+	tests := []struct {
+		name   string
+		events string // r: an event read, b: one that cannot be
+		skips  string // what Skip reports for each b, in order: s skipped, f fails
+		n      int
+	}{
+		{name: "one between good ones", events: "rbr", skips: "s", n: 1},
+		{name: "the first, nothing read before it", events: "br", skips: "f"},
+		{name: "two in a row", events: "rbb", skips: "sf", n: 1},
+		{name: "two apart", events: "rbrbr", skips: "ss", n: 2},
+		{name: "the last one", events: "rrb", skips: "s", n: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s Stream
+			got := ""
+			for _, e := range tt.events {
+				if e == 'r' {
+					s.Parsed()
+				} else if s.Skip() {
+					got += "s"
+				} else {
+					got += "f"
+				}
+			}
+			if got != tt.skips || s.Skipped() != tt.n || llm.SkippedOf(&s) != tt.n {
+				t.Errorf("Skip gave %q, Skipped %d; want %q, %d", got, s.Skipped(), tt.skips, tt.n)
+			}
+		})
+	}
+}

@@ -18,9 +18,10 @@ import (
 
 // FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
 // never panic, every call must give a chunk, io.EOF or an error, an ending
-// must repeat on later calls, no error may pass for io.EOF, and a clean
-// end must follow a finish reason. DecodeResponse must likewise return a
-// response or an error.
+// must repeat on later calls, no error may pass for io.EOF, a clean end
+// must follow a finish reason, and a stream that ends cleanly has counted
+// every chunk it left out (unreadable). DecodeResponse must likewise
+// return a response or an error, and count the same.
 func FuzzDecodeStream(f *testing.F) {
 	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(b)
@@ -31,6 +32,7 @@ func FuzzDecodeStream(f *testing.F) {
 		"data: {\"candidates\":[{\"finishReason\":\"STOP\",\"content\":{\"parts\":[{\"functionCall\":{\"args\":[1]}}]}}]}\n\n",
 		"data: {\"candidates\":[{\"index\":-1}],\"usageMetadata\":{\"promptTokenCount\":-5}}\n\n",
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":7}]}}]}\n\n",
+		"data: {}\n\ndata: {x\n\ndata: {\"candidates\":[{\"finishReason\":\"STOP\"}]}\n\n", "data: {}\n\ndata: {x\n\ndata: {x\n\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -68,6 +70,10 @@ func FuzzDecodeStream(f *testing.F) {
 		if _, again := st.Next(); again != end {
 			t.Fatalf("Next after end = %v, want %v", again, end)
 		}
+		skipped := llm.SkippedOf(st)
+		if bad := unreadable(body); end == io.EOF && skipped != bad || skipped > bad {
+			t.Fatalf("%d chunks skipped (end %v), %d unreadable", skipped, end, bad)
+		}
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +83,9 @@ func FuzzDecodeStream(f *testing.F) {
 		if (r == nil) == (err == nil) {
 			t.Fatalf("DecodeResponse = %v, %v; want exactly one", r, err)
 		}
+		if r != nil && r.Skipped != skipped {
+			t.Fatalf("DecodeResponse skipped %d chunks, the stream %d", r.Skipped, skipped)
+		}
 		if r != nil {
 			for _, tc := range r.Message.ToolCalls {
 				if !json.Valid([]byte(tc.Arguments)) || tc.ID == "" {
@@ -84,6 +93,24 @@ func FuzzDecodeStream(f *testing.F) {
 				}
 			}
 		}
+	})
+}
+
+// unreadable counts the whole chunks of body the decoder cannot read, up
+// to where it stops reading (wiretest.Unreadable). Lines that start like
+// JSON are data lines, as the decoder reads them (jsonLines).
+func unreadable(body []byte) int {
+	lines := &jsonLines{r: bytes.NewReader(body), lineStart: true}
+	return wiretest.Unreadable(lines, func(name string, data []byte) (bad, stop bool) {
+		if len(data) == 0 || string(data) == "[DONE]" {
+			return false, false
+		}
+		var g generateResponse
+		if json.Unmarshal(data, &g) != nil {
+			_, isErr := ParseStreamError(data)
+			return !isErr, isErr
+		}
+		return false, name == "error" || g.failure(nil, data, llm.PhaseStream) != nil
 	})
 }
 

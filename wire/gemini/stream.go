@@ -53,9 +53,13 @@ var ErrStreamClosed = exchange.ErrStreamClosed
 //     body, or a read error, before any finishReason returns an error
 //     wrapping both llm.ErrStreamTruncated and the read error
 //     (io.ErrUnexpectedEOF for a clean end of the body, never io.EOF);
-//   - a chunk that is not JSON, or an event past sse.DefaultMaxEventSize,
-//     returns an error wrapping ErrMalformed and a ProviderError (or the
-//     truncation error when the bad chunk is the cut-off end of the body).
+//   - a whole chunk that is not JSON, right after one that is, is left
+//     out: the stream reads on and counts it (Skipped, llm.Skipper), and
+//     the answer lacks what it carried. One with no chunk read before it,
+//     or right after one left out (the output stopped being readable), or
+//     an event past sse.DefaultMaxEventSize, returns an error wrapping
+//     ErrMalformed and a ProviderError (or the truncation error when the
+//     bad chunk is the cut-off end of the body).
 //
 // Once Next returns an error it returns the same error on every later
 // call. Close closes the body and may be called more than once, and from
@@ -121,9 +125,13 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 				if s.r.Incomplete() {
 					return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 				}
+				if s.Skip() {
+					continue
+				}
 				return llm.Chunk{}, malformed(s.header, data, llm.PhaseStream, "stream chunk", err)
 			}
 		}
+		s.Parsed()
 		if ev.Event == "error" && !present(r.Error) {
 			return llm.Chunk{}, &llm.ProviderError{Dialect: dialect, Status: http.StatusOK, Header: s.header,
 				Body: exchange.KeepBody(data), Phase: llm.PhaseStream, Message: "error event in stream"}

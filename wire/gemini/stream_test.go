@@ -257,6 +257,57 @@ func TestDecodeStream_BadChunks(t *testing.T) {
 	}
 }
 
+// One chunk that is not JSON between readable ones is left out and
+// counted; the stream fails as before when the output stops being
+// readable: two in a row, or one with nothing read before it. Gemini has
+// no terminal event: a bad chunk after the finish reason is the last
+// before the end.
+func TestDecodeStream_MalformedChunk(t *testing.T) {
+	const (
+		hello  = `data: {"candidates": [{"content": {"parts": [{"text": "Hello"}],"role": "model"},"index": 0}]}` + "\r\n\r\n"
+		world  = `data: {"candidates": [{"content": {"parts": [{"text": " world"}],"role": "model"},"index": 0}]}` + "\r\n\r\n"
+		finish = `data: {"candidates": [{"content": {"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 3,"candidatesTokenCount": 2}}` + "\r\n\r\n"
+		bad    = "data: {not json}\r\n\r\n"
+		cut    = `data: {"candidates": [{"content": {"parts": [{"text": "Hel` + "\r\n\r\n"
+	)
+	tests := []struct {
+		name      string
+		body      string
+		content   string
+		skipped   int
+		fails     bool // ends in ErrMalformed, holding the bad chunk
+		truncated bool
+	}{
+		{name: "one between good ones is skipped", body: hello + bad + world + finish, content: "Hello world", skipped: 1},
+		{name: "a chunk cut inside its text between good ones is skipped", body: hello + cut + world + finish,
+			content: "Hello world", skipped: 1},
+		{name: "two apart are both skipped", body: hello + bad + world + bad + finish, content: "Hello world", skipped: 2},
+		{name: "the last, after the finish reason, is skipped", body: hello + world + finish + bad, content: "Hello world", skipped: 1},
+		{name: "the last, before any finish reason, leaves the stream cut", body: hello + world + bad,
+			content: "Hello world", skipped: 1, truncated: true},
+		{name: "two in a row fail", body: hello + bad + bad + world + finish, content: "Hello", skipped: 1, fails: true},
+		{name: "the first, nothing read before it, fails", body: bad + hello + finish, fails: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, _ := DecodeStream(sseResponse(strings.NewReader(tt.body)))
+			err := wiretest.DrainSkipping(t, st, tt.content, tt.skipped)
+			switch {
+			case tt.truncated:
+				if !errors.Is(err, llm.ErrStreamTruncated) {
+					t.Errorf("end = %v, want a truncation", err)
+				}
+			case !tt.fails:
+				if err != io.EOF {
+					t.Errorf("end = %v, want io.EOF", err)
+				}
+			default:
+				wiretest.WantMalformed(t, err, ErrMalformed, "{not json}")
+			}
+		})
+	}
+}
+
 func TestDecodeStream_NonSSEBodies(t *testing.T) {
 	t.Run("error status", func(t *testing.T) {
 		// Recorded: maruel/genai .../errors/bad_apiKey/GenStream.yaml sends

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -13,8 +14,10 @@ import (
 
 // FuzzDecodeStream feeds arbitrary bodies to the stream decoder: it must
 // never panic, every call must give a chunk, io.EOF or an error, an ending
-// must repeat on later calls, and no error may pass for io.EOF.
-// DecodeResponse must likewise return a response or an error.
+// must repeat on later calls, no error may pass for io.EOF, and a stream
+// that ends cleanly has counted every chunk it left out (unreadable).
+// DecodeResponse must likewise return a response or an error, and count
+// the same.
 func FuzzDecodeStream(f *testing.F) {
 	for _, b := range wiretest.StreamSeeds(f) {
 		f.Add(b)
@@ -24,6 +27,7 @@ func FuzzDecodeStream(f *testing.F) {
 		"event: error\ndata: {}\n\n", "data: {\"error\":null}\n\n", "data: {\"error\":{}}\n\n",
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":-1}]}}]}\n\n",
 		"data: {\"choices\":[{\"delta\":{\"content\":7}}]}\n\n",
+		"data: {}\n\ndata: {x\n\ndata: {}\n\ndata: [DONE]\n\n", "data: {}\n\ndata: {x\n\ndata: {x\n\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -52,6 +56,10 @@ func FuzzDecodeStream(f *testing.F) {
 		if _, again := st.Next(); again != end {
 			t.Fatalf("Next after end = %v, want %v", again, end)
 		}
+		skipped := llm.SkippedOf(st)
+		if bad := unreadable(body); end == io.EOF && skipped != bad || skipped > bad {
+			t.Fatalf("%d chunks skipped (end %v), %d unreadable", skipped, end, bad)
+		}
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -61,9 +69,30 @@ func FuzzDecodeStream(f *testing.F) {
 		if (r == nil) == (err == nil) {
 			t.Fatalf("DecodeResponse = %v, %v; want exactly one", r, err)
 		}
+		if r != nil && r.Skipped != skipped {
+			t.Fatalf("DecodeResponse skipped %d chunks, the stream %d", r.Skipped, skipped)
+		}
 		var pe *llm.ProviderError
 		if errors.As(err, &pe) && pe == nil {
 			t.Fatal("nil *ProviderError as error")
 		}
+	})
+}
+
+// unreadable counts the whole chunks of body the decoder cannot read, up
+// to where it stops reading (wiretest.Unreadable).
+func unreadable(body []byte) int {
+	return wiretest.Unreadable(bytes.NewReader(body), func(name string, data []byte) (bad, stop bool) {
+		if name == "error" || string(data) == "[DONE]" {
+			return false, true
+		}
+		if len(data) == 0 {
+			return false, false
+		}
+		var cc chatChunk
+		if json.Unmarshal(data, &cc) != nil {
+			return true, false
+		}
+		return false, present(cc.Error) || cc.Object == "error"
 	})
 }

@@ -79,9 +79,13 @@ type chunkToolCall struct {
 //     servers omit [DONE]); else it returns an error wrapping both
 //     llm.ErrStreamTruncated and the read error (io.ErrUnexpectedEOF for a
 //     clean end of the body, never io.EOF), so a reset stays visible;
-//   - a chunk that is not JSON, or an event past sse.DefaultMaxEventSize,
-//     returns an error wrapping ErrMalformed and a ProviderError (or the
-//     truncation error when the bad chunk is the cut-off end of the body).
+//   - a whole chunk that is not JSON, right after one that is, is left
+//     out: the stream reads on and counts it (Skipped, llm.Skipper), and
+//     the answer lacks what it carried. One with no chunk read before it,
+//     or right after one left out (the output stopped being readable), or
+//     an event past sse.DefaultMaxEventSize, returns an error wrapping
+//     ErrMalformed and a ProviderError (or the truncation error when the
+//     bad chunk is the cut-off end of the body).
 //
 // Once Next returns an error it returns the same error on every later
 // call. Close closes the body and may be called more than once, and from
@@ -143,10 +147,17 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 		}
 		raw := bytes.TrimSpace(ev.Data)
 		if ev.Event == "error" || len(raw) > 0 {
-			return s.chunk(ev.Event == "error", raw)
+			c, err := s.chunk(ev.Event == "error", raw)
+			if err != errSkipped {
+				return c, err
+			}
 		}
 	}
 }
+
+// errSkipped is chunk's word for an event left out (exchange.Stream.Skip):
+// NextChunk reads on.
+var errSkipped = errors.New("event skipped")
 
 // chunk decodes one event's data, raw (an error event's when isError).
 // It is a function of its own so that decode, under which every read of
@@ -173,8 +184,12 @@ func (s *stream) chunk(isError bool, raw []byte) (llm.Chunk, error) {
 		if s.r.Incomplete() {
 			return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 		}
+		if s.Skip() {
+			return llm.Chunk{}, errSkipped
+		}
 		return llm.Chunk{}, malformed(s.header, bytes.Clone(raw), llm.PhaseStream, "stream chunk", err)
 	}
+	s.Parsed()
 	if present(cc.Error) || cc.Object == "error" {
 		return llm.Chunk{}, s.frameError(bytes.Clone(raw), "error frame in stream")
 	}

@@ -51,3 +51,19 @@ func BenchmarkDecodeStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamEvent is what one content event of a long answer costs,
+// plain and raw (the gateway's same-dialect pass-through): the per-event
+// part of BenchmarkDecodeStream's "long", alone.
+func BenchmarkStreamEvent(b *testing.B) {
+	for _, raw := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "raw"}[raw], func(b *testing.B) {
+			s := newStream(wiretest.Repeat(roleEvent, contentEvent), nil, "")
+			s.raw = raw
+			if _, err := s.Next(); err != nil { // the role chunk
+				b.Fatal(err)
+			}
+			wiretest.EventCost(b, s)
+		})
+	}
+}

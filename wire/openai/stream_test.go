@@ -222,19 +222,52 @@ func TestDecodeStream_ErrorNullIsNotAnError(t *testing.T) {
 	}
 }
 
+// One chunk that is not JSON between readable ones is left out and
+// counted; the stream fails as before when the output stops being
+// readable: two in a row, or one with nothing read before it.
 func TestDecodeStream_MalformedChunk(t *testing.T) {
-	body := "data: {\"id\":\"c\",\"choices\":[]}\n\ndata: {\"id\": nope}\n\ndata: [DONE]\n\n"
-	st, _ := DecodeStream(sseResponse(strings.NewReader(body)))
-	got, err := wiretest.Drain(t, st)
-	if len(got) != 1 || !errors.Is(err, ErrMalformed) {
-		t.Fatalf("got %d chunks, %v; want 1 then ErrMalformed", len(got), err)
+	const (
+		role  = `data: {"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n"
+		hello = `data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hello"}}]}` + "\n\n"
+		world = `data: {"id":"c","choices":[{"index":0,"delta":{"content":" world"}}]}` + "\n\n"
+		stop  = `data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
+		bad   = `data: {"id": nope}` + "\n\n"
+		cut   = `data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hel` + "\n\n"
+		done  = "data: [DONE]\n\n"
+	)
+	tests := []struct {
+		name    string
+		body    string
+		content string // the chunks' contents joined
+		skipped int
+		fails   bool // ends in ErrMalformed, holding the bad chunk
+	}{
+		{name: "one between good ones is skipped", body: role + hello + bad + world + stop + done,
+			content: "Hello world", skipped: 1},
+		{name: "a chunk cut inside its text between good ones is skipped", body: role + hello + cut + world + stop + done,
+			content: "Hello world", skipped: 1},
+		{name: "two apart are both skipped", body: role + bad + hello + bad + world + stop + done,
+			content: "Hello world", skipped: 2},
+		{name: "the last before [DONE] is skipped", body: role + hello + world + stop + bad + done,
+			content: "Hello world", skipped: 1},
+		{name: "the last before the end of a body without [DONE] is skipped", body: role + hello + stop + bad,
+			content: "Hello", skipped: 1},
+		{name: "two in a row fail", body: role + hello + bad + bad + world + stop + done,
+			content: "Hello", skipped: 1, fails: true},
+		{name: "the first, nothing read before it, fails", body: bad + role + hello + stop + done, fails: true},
 	}
-	if errors.Is(err, llm.ErrStreamTruncated) {
-		t.Errorf("a malformed complete chunk is not a truncation: %v", err)
-	}
-	var pe *llm.ProviderError
-	if !errors.As(err, &pe) || pe.Phase != llm.PhaseStream || string(pe.Body) != `{"id": nope}` {
-		t.Errorf("err = %v, want a stream ProviderError holding the chunk", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, _ := DecodeStream(sseResponse(strings.NewReader(tt.body)))
+			err := wiretest.DrainSkipping(t, st, tt.content, tt.skipped)
+			if !tt.fails {
+				if err != io.EOF {
+					t.Errorf("end = %v, want io.EOF", err)
+				}
+				return
+			}
+			wiretest.WantMalformed(t, err, ErrMalformed, `{"id": nope}`)
+		})
 	}
 }
 

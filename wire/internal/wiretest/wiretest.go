@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/detourhq/detour/llm"
+	"github.com/detourhq/detour/sse"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -214,6 +215,74 @@ func NoGarbagePerEvent(t testing.TB, s llm.Stream, content string) {
 	})
 	if allocs != 0 {
 		t.Errorf("%.2f allocations per event of a raw stream, want 0", allocs)
+	}
+}
+
+// DrainSkipping drains st (Drain) and fails t unless its chunks' contents
+// join to content and it left out skipped events (llm.Skipper); it
+// returns the error that ended st.
+func DrainSkipping(t testing.TB, st llm.Stream, content string, skipped int) error {
+	t.Helper()
+	got, err := Drain(t, st)
+	var b strings.Builder
+	for _, c := range got {
+		b.WriteString(c.Content)
+	}
+	if b.String() != content || llm.SkippedOf(st) != skipped {
+		t.Errorf("content %q, %d skipped; want %q, %d", b.String(), llm.SkippedOf(st), content, skipped)
+	}
+	return err
+}
+
+// WantMalformed fails t unless err is the malformed error of a stream
+// (wrapping malformed, not a truncation) whose ProviderError holds body,
+// the event that could not be read.
+func WantMalformed(t testing.TB, err, malformed error, body string) {
+	t.Helper()
+	if !errors.Is(err, malformed) || errors.Is(err, llm.ErrStreamTruncated) {
+		t.Fatalf("end = %v, want %v, not a truncation", err, malformed)
+	}
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || pe.Phase != llm.PhaseStream || string(pe.Body) != body {
+		t.Errorf("err = %v, want a stream ProviderError holding %q", err, body)
+	}
+}
+
+// Unreadable counts the whole events of body a stream decoder cannot
+// read, up to where it stops reading: what a stream that ends cleanly must
+// have left out and counted (llm.Skipper). read is the dialect's model of
+// its decoder: given each event's name and trimmed data, it reports
+// whether the decoder cannot read it (bad), or stops reading there (stop).
+// An event cut off by the end of body is a cut, never counted.
+func Unreadable(body io.Reader, read func(name string, data []byte) (bad, stop bool)) int {
+	var r sse.Reader
+	r.Init(body)
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return n
+		}
+		bad, stop := read(ev.Event, bytes.TrimSpace([]byte(ev.Data)))
+		if stop {
+			return n
+		}
+		if bad && !r.Incomplete() {
+			n++
+		}
+	}
+}
+
+// EventCost measures one event of s, a stream over an endless body such
+// as Repeat's (past its prefix): one Next an iteration, its allocations
+// reported. It is what each event of a long answer costs the decoder.
+func EventCost(b *testing.B, s llm.Stream) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Next(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
