@@ -125,13 +125,15 @@ func decoderFor(provider string) func(*http.Response) (*llm.Response, error) {
 }
 
 // ExplainError explains one attempt's error as the router would take it on
-// the first send of a request with another candidate left.
+// the first send of a request with another candidate left (of the same
+// family, declaring no context window: one a context overflow may move
+// on to).
 func ExplainError(err error, now time.Time) *Explanation {
 	f := classify.Classify(err, now)
 	d := policy.Decide(policy.Input{
 		Failure: f, Phase: policy.PhaseSent, Budget: policy.Interactive(),
 		Now: now, Started: now, Attempts: 1, TargetAttempts: 1,
-		Next: policy.Next{Exists: true, SameFamily: true}, Jitter: 0,
+		Next: policy.Next{Exists: true, SameFamily: true, LargerContext: true}, Jitter: 0,
 	})
 	ex := &Explanation{Kind: f.Kind, Status: f.Status, Scope: f.Scope, Action: string(d.Action), Why: d.Why, Reason: f.Reason, Detail: f.Detail}
 	if f.RetryAfter > 0 {

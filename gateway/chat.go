@@ -98,6 +98,11 @@ type call struct {
 	answered  *router.Target
 	sends     int
 	ttft      time.Duration
+	// degraded and dropped are what the who headers said of the answer
+	// (whoHeaders): a stream that ends more degraded says so in trailers,
+	// and the log line names what was dropped.
+	degraded bool
+	dropped  []string
 
 	// hv holds the values of the headers the call sets (headerVals).
 	hv headerVals
@@ -506,7 +511,8 @@ func (c *call) setWho(h http.Header, res *router.Result, attempts int) {
 // whoHeaders sets the answer's provider, model, attempts, degraded and
 // dropped headers: the ones a stream committed early sends as trailers.
 // x-detour-dropped names what the request carried that the answering
-// target went without (a cross-dialect hop); absent when nothing was.
+// target went without (a cross-dialect hop), and the events of its answer
+// left out as unreadable ("1 malformed event"); absent when nothing was.
 func (c *call) whoHeaders(h http.Header, res *router.Result, attempts int) {
 	t := res.Target
 	c.hv.set(h, "X-Detour-Provider", t.Provider)
@@ -516,6 +522,7 @@ func (c *call) whoHeaders(h http.Header, res *router.Result, attempts int) {
 	if len(res.Dropped) > 0 {
 		c.hv.set(h, "X-Detour-Dropped", strings.Join(res.Dropped, ", "))
 	}
+	c.degraded, c.dropped = res.Degraded, res.Dropped
 	if res.Response != nil && res.Phase == policy.PhaseCommitted {
 		// Known once the answer is whole: a plain answer's headers carry
 		// it; a stream's goes as a trailer when it ends.
@@ -675,6 +682,9 @@ func (c *call) done() {
 	}
 	if c.ttft > 0 {
 		attrs = append(attrs, slog.Duration("ttft", c.ttft))
+	}
+	if len(c.dropped) > 0 {
+		attrs = append(attrs, slog.String("dropped", strings.Join(c.dropped, ", ")))
 	}
 	if c.idem != "" {
 		attrs = append(attrs, slog.String("idempotency_key", c.idem))

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -416,7 +418,10 @@ func (c *call) streamEnded(out *sseOut, enc streamEncoder, sr *router.StreamResu
 }
 
 // endStream notes a client that stopped reading, and sets who answered as
-// trailers when the headers went out before the answer was known.
+// trailers when the headers went out before the answer was known, or, when
+// the answer ended more degraded than its headers said (its target's
+// stream left out an unreadable event mid-answer), x-detour-degraded and
+// x-detour-dropped as trailers.
 //
 //go:noinline
 func (c *call) endStream(out *sseOut, sr *router.StreamResult) {
@@ -426,6 +431,11 @@ func (c *call) endStream(out *sseOut, sr *router.StreamResult) {
 	out.mu.Lock()
 	if out.early {
 		c.whoHeaders(c.w.Header(), sr.Result, c.sends) // as trailers
+	} else if res := sr.Result; res.Degraded != c.degraded || len(res.Dropped) != len(c.dropped) {
+		h := c.w.Header()
+		c.hv.set(h, http.TrailerPrefix+"X-Detour-Degraded", strconv.FormatBool(res.Degraded))
+		c.hv.set(h, http.TrailerPrefix+"X-Detour-Dropped", strings.Join(res.Dropped, ", "))
+		c.degraded, c.dropped = res.Degraded, res.Dropped
 	}
 	out.mu.Unlock()
 }

@@ -137,8 +137,9 @@ type Record struct {
 	// 140 characters by its rule; the ledger does not cut it).
 	Reason string `json:"reason"`
 	// Dropped names what the request carried that this target went
-	// without (a cross-dialect hop that left out safe fields); omitted
-	// when nothing was.
+	// without (a cross-dialect hop that left out safe fields), and the
+	// events of its streamed answer it left out as unreadable ("1
+	// malformed event"); omitted when nothing was.
 	Dropped []string `json:"dropped,omitempty"`
 	// Degraded is set on an answer (status ok, or last_resort) the caller
 	// got degraded: from another model family than the route's first, or

@@ -12,8 +12,11 @@ type Budget struct {
 	MaxPerTarget int `json:"max_per_target" yaml:"max_per_target"`
 	// Deadline is the whole request's time, waits included. Default 60 s.
 	Deadline time.Duration `json:"deadline" yaml:"deadline"`
-	// Reserve is time kept for the rest of the chain: a retry wait on one
-	// target never eats into it while another candidate remains. Default 10 s.
+	// Reserve is time kept for the rest of the chain: while another
+	// candidate remains, neither a retry wait nor an attempt eats into it.
+	// Once less than twice the reserve is left, the router shares what is
+	// left evenly among the candidates still to try, so a run of silent
+	// targets cannot starve the last one. Default 10 s.
 	Reserve time.Duration `json:"reserve" yaml:"reserve"`
 	// MaxServerWait caps a server-directed wait (Retry-After and kin); a
 	// longer one parks the target instead. Default 60 s.

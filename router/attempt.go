@@ -18,8 +18,8 @@ type limits struct {
 	// firstToken bounds the wait for a stream's first output.
 	firstToken time.Duration
 	// room is what the request's deadline leaves this attempt before its
-	// answer starts: the time left, less the reserve while candidates
-	// remain after it.
+	// answer starts (see walk.room); a non-streamed answer starts only
+	// once its body is whole, so room bounds a trickling body too.
 	room time.Duration
 	// idle bounds each gap in a non-streamed body once headers are in (a
 	// stream's gaps are timed by routedStream).
@@ -29,17 +29,38 @@ type limits struct {
 }
 
 // limits are the time limits of a send to the walk's idx-th candidate at
-// now: the route's, and what the deadline leaves it, less the reserve
-// while another candidate could follow. A stream's sender adds its
-// first-token limit.
+// now: the route's, and what the deadline leaves it (room). A stream's
+// sender adds its first-token limit.
 func (w *walk) limits(idx int, now time.Time) limits {
 	header, _, idle := w.route.Timeouts()
+	return limits{header: header, room: max(w.room(idx, now), time.Nanosecond), idle: idle, maxDuration: max(w.route.MaxDuration, 0)}
+}
+
+// room is the time the deadline leaves a send to the walk's idx-th
+// candidate at now before its answer starts. The reserve belongs to the
+// candidates after it: while one that may be sent to remains, the send
+// gets the time left less the reserve, but never less than an even share
+// of the time left among the candidates still to try (it and each of
+// those). So the reserve is kept whole while more than twice it is left,
+// and once less is, what is left is shared: a run of silent targets
+// cannot starve the last one. [hang, hang, hang, ok] at the interactive
+// defaults (deadline 60 s, reserve 10 s, header_timeout 30 s): 30 s, 20 s
+// (60 - 30 - 10), 5 s (half of the 10 s left), and ok has 5 s.
+func (w *walk) room(idx int, now time.Time) time.Duration {
 	b := w.ask.budget
-	room := w.ask.started.Add(b.Deadline).Sub(now)
-	if w.followed(idx) && room-b.Reserve > 0 {
-		room -= b.Reserve
+	left := w.ask.started.Add(b.Deadline).Sub(now)
+	if left <= 0 || !w.followed(idx) {
+		return left
 	}
-	return limits{header: header, room: max(room, time.Nanosecond), idle: idle, maxDuration: max(w.route.MaxDuration, 0)}
+	if left >= 2*b.Reserve {
+		// left - reserve is at least half of left: no share is larger.
+		return left - b.Reserve
+	}
+	k := w.untried(idx, now)
+	if k == 0 {
+		return left
+	}
+	return max(left-b.Reserve, left/time.Duration(k+1))
 }
 
 // followed reports whether a candidate with a key comes after idx.
@@ -50,6 +71,18 @@ func (w *walk) followed(idx int) bool {
 		}
 	}
 	return false
+}
+
+// untried counts the candidates after idx that eligible lets be sent to
+// at now: those still to have their turn.
+func (w *walk) untried(idx int, now time.Time) int {
+	n := 0
+	for _, t := range w.chain.cands[idx+1:] {
+		if w.eligible(t, now, false).status == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // The phases of an attempt, as its watch times them.
@@ -118,7 +151,11 @@ func (w *watch) armLocked() {
 		consider(w.lim.room, llm.ErrDeadline, 0)
 	case phaseFlowing:
 		if !w.stream {
+			// A non-streamed answer starts when its body is whole:
+			// one that keeps trickling is bounded by room like a
+			// silent one.
 			consider(w.lim.idle, llm.ErrStreamStalled, time.Duration(w.bodyAt.Load()))
+			consider(w.lim.room, llm.ErrDeadline, 0)
 		}
 	}
 	consider(w.lim.maxDuration, llm.ErrMaxDuration, 0)
@@ -227,8 +264,10 @@ func (w *watch) stop() {
 }
 
 // explain returns err, or the limit that ended the attempt when one did:
-// the client then saw only its context end. A provider's own answer (an
-// *llm.ProviderError) that beat the limit is kept.
+// the client then saw only its context end. A provider's own error (an
+// *llm.ProviderError of an error status) that beat the limit is kept; a
+// 2xx answer that did not read whole is the limit's doing (the cut may
+// reach the body's reader as its end before the context's error).
 func (w *watch) explain(err error) error {
 	if err == nil {
 		return nil
@@ -236,8 +275,10 @@ func (w *watch) explain(err error) error {
 	w.mu.Lock()
 	fired := w.fired
 	w.mu.Unlock()
-	var pe *llm.ProviderError
-	if fired == nil || errors.As(err, &pe) {
+	if fired == nil {
+		return err
+	}
+	if pe, ok := errors.AsType[*llm.ProviderError](err); ok && (pe.Status < 200 || pe.Status > 299) {
 		return err
 	}
 	return fired

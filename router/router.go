@@ -109,7 +109,8 @@ type Attempt struct {
 	Reason string
 	// Dropped names the needs of the request this target went without
 	// (a cross-dialect hop that left out safe fields: user, metadata,
-	// cache hints, ...).
+	// cache hints, ...), and the events of its streamed answer left out
+	// as unreadable ("1 malformed event", see llm.Skipper).
 	Dropped []string
 	// Failure is the classified failure; nil on success and on skips.
 	Failure *classify.Failure
@@ -153,10 +154,14 @@ type Result struct {
 	Attempts []Attempt
 	// Degraded is true when the answer came from another model family than
 	// the route's first candidate (a fallback), or went without some of
-	// what the request carried (Dropped).
+	// what the request carried or of what its target sent (Dropped). A
+	// stream's may turn true as it ends (an unreadable event mid-stream):
+	// read it, as Phase, after Next returned an error or Close returned.
 	Degraded bool
 	// Dropped names what the request carried that the answering target
-	// went without; empty when nothing was dropped.
+	// went without, and the events of its answer left out as unreadable
+	// ("1 malformed event"); empty when nothing was dropped. A stream's
+	// may grow as it ends, as Degraded.
 	Dropped []string
 	// Replayed is set when the answer is the one kept for the request's
 	// Options.IdempotencyKey: nothing was sent, and Attempts is empty.

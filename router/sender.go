@@ -93,9 +93,9 @@ type streamSender struct {
 	stream *routedStream
 }
 
-// send opens t's stream under lim and the route's first-token limit.
+// send opens t's stream under lim and the route's first-token limit for t.
 func (s *streamSender) send(ctx context.Context, w *walk, t *Target, req *llm.Request, lim limits) (*llm.Response, bool, error) {
-	_, lim.firstToken, _ = w.route.Timeouts()
+	lim.firstToken = w.route.FirstTokenFor(t)
 	st, headers, err := w.openStream(ctx, t, req, lim)
 	if err == nil {
 		s.stream = st
@@ -112,6 +112,8 @@ func (*streamSender) phase(err error, f classify.Failure, headers bool) policy.P
 func (s *streamSender) answered(w *walk, a Attempt, p permits, _ *llm.Response, res *Result) *Result {
 	st := s.stream
 	st.attempt, st.permits, st.start, st.res = a, p, a.Start, res
+	st.dropped = res.Dropped
+	st.noteSkipped()
 	// What the headers said is known now, before the stream ends: the
 	// next request weighs it at once. A park it makes leaves the stream's
 	// permits stale, so the stream's success does not undo it.
@@ -173,6 +175,7 @@ func (w *walk) whole(a Attempt, p permits, resp *llm.Response, res *Result) *Res
 		resp.Model = t.Model
 	}
 	a.Model = resp.Model
+	skippedWhole(&a, res, resp)
 	w.record(a)
 	res.Response, res.Attempts = resp, w.attempts
 	return res

@@ -249,6 +249,9 @@ type routedStream struct {
 	// res is the request's Result, whose phase and attempts the stream's
 	// end completes.
 	res *Result
+	// dropped is what the answer went without before it began
+	// (Result.Dropped then), to which noteSkipped adds.
+	dropped []string
 
 	// cur is the chunk pull read last (the stream's, not a local of each
 	// reader's: the frames under a read stay small, see gateway
@@ -272,14 +275,19 @@ type routedStream struct {
 	// made at the first read after the first output that has to wait, it
 	// looks at waitFrom no more often than every idle, so a read costs a
 	// clock reading, not a timer reset.
-	// waitFrom is when the read in progress began (time since epoch, plus
-	// one; 0: no read waits). idleMu orders the timer's re-arming with its
-	// stop at the end; idleDone says it stopped. stalled says it fired.
+	// waitFrom is when the gap the read in progress waits in began (time
+	// since epoch, plus one; 0: no read waits): only output a caller sees
+	// (committed) ends a gap, so an empty delta, a role-only chunk or a
+	// keep-alive event keeps it open, and quiet is how long the reads of
+	// an open gap waited so far (the caller's own time between reads is
+	// not counted). idleMu orders the timer's re-arming with its stop at
+	// the end; idleDone says it stopped. stalled says it fired.
 	idleTimer *time.Timer
 	idleMu    sync.Mutex
 	idleDone  bool
 	epoch     time.Time
 	waitFrom  atomic.Int64
+	quiet     time.Duration
 	stalled   atomic.Bool
 }
 
@@ -342,12 +350,15 @@ func (s *routedStream) pull() error {
 		timed = s.timeFirst()
 	}
 	if timed {
-		s.waitFrom.Store(int64(time.Since(s.epoch)) + 1)
+		s.waitFrom.Store(int64(time.Since(s.epoch)-s.quiet) + 1)
 	}
 	var err error
 	s.cur, err = s.inner.Next()
 	if timed {
-		s.waitFrom.Store(0)
+		s.quiet = time.Since(s.epoch) - time.Duration(s.waitFrom.Swap(0)-1)
+	}
+	if err == nil && committed(s.cur) {
+		s.quiet = 0
 	}
 	if err != nil {
 		s.cur = llm.Chunk{}
@@ -487,6 +498,9 @@ func (s *routedStream) finish(err error) {
 		s.unhold()
 		s.watch.stop()
 		s.stopIdle()
+		if err == nil {
+			s.noteSkipped()
+		}
 		w, a := s.w, s.attempt
 		now := w.clk.Now()
 		a.Duration = now.Sub(s.start)

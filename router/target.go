@@ -1,10 +1,11 @@
 package router
 
 import (
-	"github.com/detourhq/detour/fit"
+	"slices"
 	"time"
 
 	"github.com/detourhq/detour/classify"
+	"github.com/detourhq/detour/fit"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
 )
@@ -69,6 +70,18 @@ type Target struct {
 	// the same Endpoint. Empty means the provider's own, apart from every
 	// other provider.
 	Endpoint string
+	// Reasoning, when set, says the model is known to think before its
+	// first visible token (a preset that knows it; Offers holding
+	// "reasoning" says the same): its streams get the long first-token
+	// limit by default (see Route.FirstTokenFor). Unlike Offers it says
+	// nothing of what else the target offers.
+	Reasoning bool
+}
+
+// Reasons reports whether t is known to reason: Reasoning, or Offers
+// holding "reasoning".
+func (t *Target) Reasons() bool {
+	return t.Reasoning || slices.Contains(t.Offers, "reasoning")
 }
 
 // ID returns "provider/model", the target's address and health key.
@@ -134,7 +147,9 @@ type Route struct {
 	HeaderTimeout time.Duration
 	// FirstToken bounds the wait for a stream's first output, from the
 	// send; the router moves on before any byte reached the caller. Zero
-	// means DefaultFirstToken; negative means none.
+	// means by target: DefaultReasoningFirstToken for one known to reason
+	// (Target.Reasons), DefaultFirstToken for any other; negative means
+	// none.
 	FirstToken time.Duration
 	// IdleTimeout ends a stream that sends no chunk for this long once its
 	// output started (while buffering, too), and a non-streamed body that
@@ -211,11 +226,20 @@ const (
 	// still leaves an interactive deadline (60 s, 10 s reserve) room for
 	// the next candidate.
 	DefaultHeaderTimeout = 30 * time.Second
-	// DefaultFirstToken: reasoning models think before their first visible
-	// token, often 10 to 40 s; 45 s lets them and, with the interactive
-	// budget, still leaves the reserve for the next candidate (the attempt
-	// never runs past the deadline less the reserve anyway).
-	DefaultFirstToken = 45 * time.Second
+	// DefaultFirstToken is the first-token limit of a target not known to
+	// reason: such a model's first token comes in well under 2 s once
+	// its headers are in (about 0.2 to 1.5 s on the hosted APIs, a few
+	// seconds on a loaded local server), so 15 s is ten times that and
+	// a silent one costs a user 15 s before the next candidate's turn,
+	// not the 45 s it cost when one limit served every model.
+	DefaultFirstToken = 15 * time.Second
+	// DefaultReasoningFirstToken is the first-token limit of a target
+	// known to reason (Target.Reasons): such models think before their
+	// first visible token, often 10 to 40 s and past 60 s on hard
+	// prompts. 90 s lets them think; under the interactive budget the
+	// deadline less the reserve (50 s) bounds the attempt first, and the
+	// batch budget lets the whole 90 s run.
+	DefaultReasoningFirstToken = 90 * time.Second
 	// DefaultIdleTimeout: once an answer flows, chunks come every few
 	// hundred milliseconds; providers that pause send keep-alive pings
 	// every 15 s or so. 30 s of silence mid-answer is a stall.
@@ -234,10 +258,22 @@ func limit(d, def time.Duration) time.Duration {
 }
 
 // Timeouts returns the route's HeaderTimeout, FirstToken and IdleTimeout
-// with their defaults applied; 0 means no limit.
+// with their defaults applied; 0 means no limit. The first-token limit
+// is that of a target not known to reason (see FirstTokenFor).
 func (r *Route) Timeouts() (header, firstToken, idle time.Duration) {
 	return limit(r.HeaderTimeout, DefaultHeaderTimeout), limit(r.FirstToken, DefaultFirstToken),
 		limit(r.IdleTimeout, DefaultIdleTimeout)
+}
+
+// FirstTokenFor returns the first-token limit of a stream to t: the
+// route's FirstToken when it sets one, else DefaultReasoningFirstToken
+// for a target known to reason and DefaultFirstToken for any other; 0
+// means no limit.
+func (r *Route) FirstTokenFor(t *Target) time.Duration {
+	if t.Reasons() {
+		return limit(r.FirstToken, DefaultReasoningFirstToken)
+	}
+	return limit(r.FirstToken, DefaultFirstToken)
 }
 
 // Candidate returns the index in r's chain of the target that start

@@ -178,6 +178,14 @@ func Faults(f sim.Fault, n int) []sim.Fault {
 
 func fault(k sim.Kind) *sim.Fault { return &sim.Fault{Kind: k} }
 
+// backstop is DefaultLimits with a max_duration of 30s: a row whose fault
+// would hold an answer forever fails at it instead of hanging the suite.
+var backstop = func() Limits {
+	l := DefaultLimits
+	l.MaxDuration = 30 * time.Second
+	return l
+}()
+
 // Rows is the suite. The limits are DefaultLimits: header_timeout 10 s,
 // first_token 15 s, idle_timeout 5 s, deadline 60 s, reserve 10 s; the
 // budget is otherwise interactive (2 sends a target, backoff from 500 ms).
@@ -242,9 +250,9 @@ func Rows() []Row {
 		{Name: "malformed chunk mid-stream: an explicit error", Mode: Stream,
 			Every: &sim.Fault{Kind: sim.StreamMalformed, Chunks: 3},
 			Want:  Want{Outcome: Cut, Answer: "a", SendsA: 1, MaxTime: time.Second}},
-		{Name: "malformed chunk mid-stream, buffered: the fallback answers", Mode: Buffered,
+		{Name: "malformed chunk then the end mid-stream, buffered: a cut, retried once, then the fallback answers", Mode: Buffered,
 			Every: &sim.Fault{Kind: sim.StreamMalformed, Chunks: 3},
-			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 1, SendsB: 1, MaxTime: time.Second}},
+			Want:  Want{Outcome: Answered, Answer: "b", SendsA: 2, SendsB: 1, MaxTime: time.Second}},
 		{Name: "stream with no [DONE]: the answer counts as complete", Mode: Stream,
 			A:    []sim.Fault{{Kind: sim.NoDone}},
 			Want: Want{Outcome: Answered, Answer: "a", SendsA: 1, MaxTime: time.Second, Usage: true}},
@@ -299,6 +307,45 @@ func Rows() []Row {
 		{Name: "429 with Retry-After 30s, streamed: parked, the next candidate answers at once, the next request skips it", Mode: Stream,
 			A: []sim.Fault{{Kind: sim.RateLimit, RetryAfter: 30 * time.Second}}, Requests: 2,
 			Want: Want{Outcome: Answered, Answer: "b", Status: "http_429", SendsA: 1, SendsB: 2, MaxTime: 500 * time.Millisecond}},
+		{Name: "first token after 20s from a model not known to reason: the fallback answers at the default 15s", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.LateFirstToken, Delay: 20 * time.Second}, RealTime: true,
+			Limits: Limits{HeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Second, Deadline: 60 * time.Second, Reserve: 10 * time.Second},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "first_token_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 15 * time.Second, MaxTime: 15500 * time.Millisecond}},
+		{Name: "first token after 20s from a reasoning model: waited on by default", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.LateFirstToken, Delay: 20 * time.Second}, ReasoningA: true,
+			Limits: Limits{HeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Second, Deadline: 60 * time.Second, Reserve: 10 * time.Second},
+			Want:   Want{Outcome: Answered, Answer: "a", SendsA: 1, MinTime: 20 * time.Second, MaxTime: 20500 * time.Millisecond}},
+		{Name: "[hang, hang, hang, ok]: ok answers within the deadline", Mode: Complete,
+			Every: fault(sim.Hang), Middle: []sim.Fault{{Kind: sim.Hang}, {Kind: sim.Hang}},
+			// header_timeout at its default: the first silent target has
+			// 30s, the second the 20s left less the reserve, the third
+			// half the 10s reserve, ok the other half.
+			Limits: Limits{HeaderTimeout: 30 * time.Second, FirstToken: 15 * time.Second, IdleTimeout: 5 * time.Second,
+				Deadline: 60 * time.Second, Reserve: 10 * time.Second},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "header_timeout", SendsA: 1, SendsM: 2, SendsB: 1,
+				MinTime: 55 * time.Second, MaxTime: 55500 * time.Millisecond}},
+		{Name: "empty deltas forever before any output, streamed: the fallback answers at first_token", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.EmptyDeltas, Chunks: 1, Gap: time.Second},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "first_token_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 15 * time.Second, MaxTime: 15500 * time.Millisecond}},
+		{Name: "empty deltas forever after the first words, buffered: the fallback answers at idle_timeout", Mode: Buffered,
+			// Output at 1s and 2s, then an empty delta every second. The
+			// 30s max_duration is a backstop: a stream held by the empty
+			// deltas ends there, late, rather than never.
+			Every:  &sim.Fault{Kind: sim.EmptyDeltas, Chunks: 3, Gap: time.Second},
+			Limits: backstop,
+			Want: Want{Outcome: Answered, Answer: "b", Status: "idle_timeout", SendsA: 1, SendsB: 1,
+				MinTime: 7 * time.Second, MaxTime: 7500 * time.Millisecond}},
+		{Name: "empty deltas forever after the first words, streamed: an error at idle_timeout", Mode: Stream,
+			Every:  &sim.Fault{Kind: sim.EmptyDeltas, Chunks: 3, Gap: time.Second},
+			Limits: backstop,
+			Want: Want{Outcome: Cut, Answer: "a", Status: "idle_timeout", SendsA: 1,
+				MinTime: 7 * time.Second, MaxTime: 7500 * time.Millisecond}},
+		{Name: "body trickling one byte every 500ms, not streamed: the fallback answers at the deadline less the reserve", Mode: Complete,
+			Every: &sim.Fault{Kind: sim.Trickle, Gap: 500 * time.Millisecond},
+			Want: Want{Outcome: Answered, Answer: "b", Status: "deadline", SendsA: 1, SendsB: 1,
+				MinTime: 50 * time.Second, MaxTime: 50500 * time.Millisecond}},
 	}
 }
 
