@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -84,6 +85,55 @@ type checkReport struct {
 type checkHealth struct {
 	Store  health.Status `json:"store"`
 	Parked []health.Park `json:"parked"`
+	// Quotas are the declared limits of the routes' targets, each once,
+	// with what is used of each window now.
+	Quotas []checkQuota `json:"quotas"`
+}
+
+// checkQuota is one declared quota (router.Quota) and its use.
+type checkQuota struct {
+	Key     string        `json:"key"`
+	Source  string        `json:"source"`
+	Windows []checkWindow `json:"windows"`
+}
+
+// checkWindow is what is used of one window of a quota: Frees is when
+// the running window ends, absent when none runs.
+type checkWindow struct {
+	Window string    `json:"window"`
+	Used   int       `json:"used"`
+	Limit  int       `json:"limit"`
+	Frees  time.Time `json:"frees,omitzero"`
+}
+
+// quotaReport reads, from rec (nil: nothing counted yet), what is used
+// of each quota the routes' targets declare, each quota once, in route
+// and chain order.
+func quotaReport(names []string, routes map[string]*router.Route, rec health.Records, now time.Time) []checkQuota {
+	out := []checkQuota{}
+	seen := map[string]bool{}
+	for _, name := range names {
+		for _, t := range routes[name].Chain {
+			for _, q := range t.Quotas {
+				if seen[q.Key+"\x00"+q.Source] {
+					continue
+				}
+				seen[q.Key+"\x00"+q.Source] = true
+				cq := checkQuota{Key: q.Key, Source: q.Source, Windows: []checkWindow{}}
+				var uses []router.Use
+				if rec != nil {
+					uses = router.QuotaUse(rec, q, now)
+				} else {
+					uses = router.QuotaUse(&health.MemoryRecords{}, q, now)
+				}
+				for _, u := range uses {
+					cq.Windows = append(cq.Windows, checkWindow{Window: u.Window, Used: u.Used, Limit: u.Limit, Frees: u.Frees.UTC()})
+				}
+				out = append(out, cq)
+			}
+		}
+	}
+	return out
 }
 
 // checkProbe is the probe: section with its defaults applied.
@@ -290,10 +340,10 @@ func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
 	for _, name := range cfg.RouteNames() {
 		rep.Routes = append(rep.Routes, routeReport(name, routes[name], cfg.Routes[name], keys))
 	}
-	if rep.Health, err = healthReport(cfg, env); err != nil {
+	now := time.Now()
+	if rep.Health, err = healthReport(cfg, env, routes, now); err != nil {
 		return checkReport{}, err
 	}
-	now := time.Now()
 	rep.Stale = staleRoutes(cfg.RouteNames(), routes, rep.Health.Parked, now)
 	for _, s := range rep.Stale {
 		rep.Warnings = append(rep.Warnings, staleWarning(s, now))
@@ -311,8 +361,9 @@ func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
 }
 
 // healthReport opens the store ask would use and lists what it holds
-// parked or on trial now.
-func healthReport(cfg *config.Config, env Env) (checkHealth, error) {
+// parked or on trial at now, and what is used of each quota the routes
+// declare.
+func healthReport(cfg *config.Config, env Env, routes map[string]*router.Route, now time.Time) (checkHealth, error) {
 	spec, err := healthSpec(cfg, env, config.StoreSQLite, "")
 	if err != nil {
 		return checkHealth{}, err
@@ -321,7 +372,8 @@ func healthReport(cfg *config.Config, env Env) (checkHealth, error) {
 		if _, err := os.Stat(spec.Path); errors.Is(err, fs.ErrNotExist) {
 			// check makes no file: the first ask does.
 			return checkHealth{Store: health.Status{Kind: string(spec.Kind), Where: spec.Path, Up: true,
-				Detail: "no file yet: the first ask makes it"}, Parked: []health.Park{}}, nil
+				Detail: "no file yet: the first ask makes it"}, Parked: []health.Park{},
+				Quotas: quotaReport(cfg.RouteNames(), routes, nil, now)}, nil
 		}
 	}
 	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, "", warnLogger(env.Stderr))
@@ -329,7 +381,8 @@ func healthReport(cfg *config.Config, env Env) (checkHealth, error) {
 		return checkHealth{}, err
 	}
 	defer closeHealth()
-	return checkHealth{Store: hb.StoreStatus(), Parked: hb.Parks(time.Now())}, nil
+	return checkHealth{Store: hb.StoreStatus(), Parked: hb.Parks(now),
+		Quotas: quotaReport(cfg.RouteNames(), routes, hb.RecordsOf(), now)}, nil
 }
 
 // printHealth writes the health store and its parks.
@@ -347,6 +400,7 @@ func printHealth(w io.Writer, h checkHealth, now time.Time) {
 		state += "; " + st.Detail
 	}
 	fmt.Fprintf(w, "health store: %s (%s)\n", where, state)
+	defer printQuotas(w, h.Quotas, now)
 	if len(h.Parked) == 0 {
 		fmt.Fprintln(w, "  nothing parked")
 		return
@@ -358,6 +412,28 @@ func printHealth(w io.Writer, h checkHealth, now time.Time) {
 			when = "parked until " + parkTime(p.Until, now)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Key, when, p.Reason)
+	}
+	tw.Flush()
+}
+
+// printQuotas writes each declared quota's use against its limits, one
+// line each: "rpm 3/30 (frees 12:01:00 UTC)".
+func printQuotas(w io.Writer, qs []checkQuota, now time.Time) {
+	if len(qs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "quotas (limits:), used of each window:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, q := range qs {
+		var ws []string
+		for _, x := range q.Windows {
+			s := fmt.Sprintf("%s %d/%d", x.Window, x.Used, x.Limit)
+			if !x.Frees.IsZero() {
+				s += " (frees " + parkTime(x.Frees, now) + ")"
+			}
+			ws = append(ws, s)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", q.Key, strings.Join(ws, ", "), q.Source)
 	}
 	tw.Flush()
 }
@@ -390,6 +466,10 @@ func timeoutsReport(r *router.Route) checkTimeouts {
 	t := checkTimeouts{Deadline: limitText(b.Deadline), Reserve: limitText(b.Reserve), MaxRetryWait: limitText(b.MaxRetryWait),
 		Header: limitText(header), FirstToken: limitText(first), Idle: limitText(idle),
 		MaxDuration: limitText(r.MaxDuration), Buffered: r.Buffered}
+	if r.FirstToken == 0 && slices.ContainsFunc(r.Chain, func(t router.Target) bool { return t.Reasons() }) {
+		// The default goes by target: say the long one where it applies.
+		t.FirstToken += " (" + limitText(router.DefaultReasoningFirstToken) + " for reasoning models)"
+	}
 	if r.Buffered {
 		size := r.MaxBuffer
 		if size <= 0 {

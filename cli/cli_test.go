@@ -310,6 +310,9 @@ health:
 routes:
   tuned: {chain: [a/m, b/m], max_duration: 5m, buffered: true, over_buffer: fail_over}
   plain: {chain: [a/m, b/m], header_timeout: 0s, idle_timeout: 1m30s, budget: {profile: batch, deadline: 1m, reserve: 10s}}
+  thinking: {chain: [a/m, b/think]}
+targets:
+  b/think: {offers: [reasoning]}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -320,8 +323,9 @@ routes:
 	}
 	for _, want := range []string{
 		"breaker (health:): parks a target 30s after 5 failures in a row, 5m after a wall with no reset named (at most 24h); probe timeout 2m",
-		"limits: deadline 1m (reserve 10s), max_retry_wait 5s, header_timeout 10s, first_token 45s, idle_timeout none, max_duration 5m, buffered (max_buffer 4 MiB, then fail_over)\n",
-		"limits: deadline 1m (reserve 10s), max_retry_wait 1m, header_timeout none, first_token 45s, idle_timeout 1m30s, max_duration none\n",
+		"limits: deadline 1m (reserve 10s), max_retry_wait 5s, header_timeout 10s, first_token 15s, idle_timeout none, max_duration 5m, buffered (max_buffer 4 MiB, then fail_over)\n",
+		"limits: deadline 1m (reserve 10s), max_retry_wait 1m, header_timeout none, first_token 15s, idle_timeout 1m30s, max_duration none\n",
+		"limits: deadline 1m (reserve 10s), max_retry_wait 5s, header_timeout 10s, first_token 15s (1m30s for reasoning models), idle_timeout none, max_duration none\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check output lacks %q:\n%s", want, out)
@@ -339,9 +343,9 @@ routes:
 	if rep.Breaker != wantBreaker {
 		t.Errorf("breaker %+v, want %+v", rep.Breaker, wantBreaker)
 	}
-	wantTuned := checkTimeouts{Deadline: "1m", Reserve: "10s", MaxRetryWait: "5s", Header: "10s", FirstToken: "45s", Idle: "none", MaxDuration: "5m", Buffered: true,
+	wantTuned := checkTimeouts{Deadline: "1m", Reserve: "10s", MaxRetryWait: "5s", Header: "10s", FirstToken: "15s", Idle: "none", MaxDuration: "5m", Buffered: true,
 		MaxBuffer: "4 MiB", OverBuffer: "fail_over"}
-	if len(rep.Routes) != 2 || rep.Routes[1].Name != "tuned" || rep.Routes[1].Timeouts != wantTuned {
+	if len(rep.Routes) != 3 || rep.Routes[2].Name != "tuned" || rep.Routes[2].Timeouts != wantTuned {
 		t.Errorf("routes %+v, want route tuned with timeouts %+v", rep.Routes, wantTuned)
 	}
 }

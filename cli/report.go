@@ -337,8 +337,12 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 		}
 	}
 	if len(r.Walls) > 0 {
-		fmt.Fprintln(w, "\nwalls (first wall failure → next answer):")
+		fmt.Fprintln(w, "\nwalls (first wall failure, or quota skip when seen coming → next answer):")
 		for _, wl := range r.Walls {
+			how := "hit"
+			if wl.SeenComing {
+				how = "seen coming"
+			}
 			span := "open"
 			if wl.End != nil {
 				span = wl.End.UTC().Format("15:04:05")
@@ -347,8 +351,8 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 				}
 				span += " (" + time.Duration(wl.Seconds*float64(time.Second)).Round(time.Second).String() + ")"
 			}
-			fmt.Fprintln(w, cut(fmt.Sprintf("  %-26s %s → %s  %s %s", cut(wl.Target, 26),
-				wl.Start.UTC().Format("2006-01-02 15:04:05"), span, wl.Status, wl.Reason), reportWidth))
+			fmt.Fprintln(w, cut(fmt.Sprintf("  %-26s %s → %s  %s: %s %s", cut(wl.Target, 26),
+				wl.Start.UTC().Format("2006-01-02 15:04:05"), span, how, wl.Status, wl.Reason), reportWidth))
 		}
 	}
 	if len(r.Flags) > 0 {

@@ -32,8 +32,8 @@ func TestReportTable(t *testing.T) {
 		"cerebras/qwen                   7      4  57.1%",
 		"gemini/flash                    3      2  66.7%   2.00s   3.00s      4     600     100   $0.0000",
 		"http_429 ×2, http_503 ×1",
-		"cerebras/qwen              2025-06-01 10:03:00 → 10:20:00 (17m0s)  http_402 no credit",
-		"gemini/flash               2025-06-01 10:23:00 → open  http_429 daily quota",
+		"cerebras/qwen              2025-06-01 10:03:00 → 10:20:00 (17m0s)  hit: http_402 no credit",
+		"gemini/flash               2025-06-01 10:23:00 → open  hit: http_429 daily quota",
 		"1 line could not be read (../report/testdata/ledger.jsonl:30)",
 	} {
 		if !strings.Contains(out, want) {

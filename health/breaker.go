@@ -254,16 +254,20 @@ func (b *Breaker) Park(key string, until time.Time, reason string, now time.Time
 	})
 }
 
+// SeenComing is the Status of an entry Wall parked: no failure parked
+// it, a provider said ahead of time that nothing is left.
+const SeenComing = "seen_coming"
+
 // Wall parks key until until (capped by MaxPark) as a wall seen coming,
 // for reason: a provider's rate-limit headers said nothing is left. It
-// parks as Park does and reads as a wall (Kind classify.Wall), so the
-// park stands for a rate limit (a gateway's 429 when nothing else is
-// left); no failure is counted, since none happened.
+// parks as Park does and reads as a wall (Kind classify.Wall, Status
+// SeenComing), so the park stands for a rate limit (a gateway's 429 when
+// nothing else is left); no failure is counted, since none happened.
 func (b *Breaker) Wall(key string, until time.Time, reason string, now time.Time) {
 	_ = b.update(key, now, func(e *Entry) bool {
 		save := initEntry(e, key)
 		if b.park(e, b.parkUntil(until, now), orDefault(reason, "wall"), now) {
-			e.Kind, e.Status = classify.Wall, ""
+			e.Kind, e.Status = classify.Wall, SeenComing
 			return true
 		}
 		return save

@@ -618,7 +618,7 @@ func TestBreaker_WallSeenComingParksAsAWall(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b.Wall("p/m", now.Add(30*time.Second), "x-ratelimit-remaining-requests: 0", now)
 	e := b.Get("p/m", now)
-	if e.State != Open || !e.Until.Equal(now.Add(30*time.Second)) || e.Kind != classify.Wall || e.Failures != 0 ||
+	if e.State != Open || !e.Until.Equal(now.Add(30*time.Second)) || e.Kind != classify.Wall || e.Status != SeenComing || e.Failures != 0 ||
 		e.Reason != "x-ratelimit-remaining-requests: 0" {
 		t.Fatalf("entry = %+v, want open as a wall for 30s, no failure", e)
 	}

@@ -121,6 +121,32 @@ func TestWalls(t *testing.T) {
 	}
 }
 
+// A skipped_quota line opens a wall seen coming (no failure, no failed
+// call), closed by the target's next answer; other skips open none.
+func TestWalls_SeenComing(t *testing.T) {
+	s := NewSummary()
+	lines := []string{
+		`{"time":"2025-06-01T10:00:00Z","provider":"groq","model":"llama","status":"skipped_parked","reason":"parked"}`,
+		`{"time":"2025-06-01T10:01:00Z","provider":"groq","model":"llama","status":"skipped_quota","reason":"targets.groq/llama.limits rpd 1000 spent"}`,
+		`{"time":"2025-06-01T10:02:00Z","provider":"groq","model":"llama","status":"skipped_quota","reason":"again"}`,
+		`{"time":"2025-06-02T00:00:05Z","provider":"groq","model":"llama","status":"ok","seconds":0.5}`,
+	}
+	for _, l := range lines {
+		if err := s.AddLine([]byte(l), Filter{}, "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := s.Report()
+	if len(r.Walls) != 1 {
+		t.Fatalf("walls %+v, want one, seen coming", r.Walls)
+	}
+	w := r.Walls[0]
+	if !w.SeenComing || w.Status != "skipped_quota" || !w.Start.Equal(at("10:01:00")) || w.Open || w.End == nil ||
+		w.Reason != "targets.groq/llama.limits rpd 1000 spent" {
+		t.Errorf("wall %+v, want seen coming from the first quota skip to the answer", w)
+	}
+}
+
 func TestGzipSameSummary(t *testing.T) {
 	plain := summarize(t, "testdata/ledger.jsonl", Filter{})
 	gz := summarize(t, "testdata/ledger.jsonl.gz", Filter{})

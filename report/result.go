@@ -76,7 +76,10 @@ type Target struct {
 }
 
 // Wall is an interval in which a target was behind a wall: from its first
-// failure of kind "wall" to its next answer.
+// failure of kind "wall" (a wall hit), or its first skipped_quota line (a
+// wall seen coming: a declared quota spent, or its provider's headers
+// saying nothing or too little is left, before any failure), to its next
+// answer.
 type Wall struct {
 	// Target is "provider/model".
 	Target string `json:"target"`
@@ -88,9 +91,12 @@ type Wall struct {
 	Open bool `json:"open"`
 	// Seconds is End-Start; 0 while Open.
 	Seconds float64 `json:"seconds"`
-	// Status and Reason are the first wall failure's.
+	// Status and Reason are the first wall failure's, or skip's.
 	Status string `json:"status"`
 	Reason string `json:"reason"`
+	// SeenComing is set when the wall began with a skip, not a failure:
+	// detour saw it coming, and it cost no failed call.
+	SeenComing bool `json:"seen_coming"`
 }
 
 // Report is a Summary's result, ready to print or encode as JSON.

@@ -257,6 +257,12 @@ func (s *Summary) Add(rec *ledger.Record) {
 		return
 	case strings.HasPrefix(st, "skipped_"):
 		addCount(&t.skips, st, 1)
+		if st == ledger.StatusSkippedQuota && t.wall < 0 && ti != otherID {
+			// A wall seen coming: no failure, a quota spent.
+			t.wall = len(s.walls)
+			s.walls = append(s.walls, Wall{Target: k.name(), Start: rec.Time, Open: true, Status: st, Reason: rec.Reason,
+				SeenComing: true})
+		}
 		return
 	case st == ledger.StatusLastResort:
 		t.lastResort++

@@ -328,6 +328,11 @@ func (w *walk) parkedVerdict(t *Target, p *health.ParkedError, now time.Time) ve
 	if p.Reason != "" {
 		reason += " (" + p.Reason + ")"
 	}
+	if p.State == health.Open && p.Status == health.SeenComing {
+		// No failure parked it: its provider said nothing is left. A
+		// quota spent, seen before any send, as the ledger tells it.
+		return verdict{status: ledger.StatusSkippedQuota, reason: classify.OneLine(reason), frees: p.Until}
+	}
 	return verdict{status: ledger.StatusSkippedParked, reason: classify.OneLine(reason), parked: p}
 }
 

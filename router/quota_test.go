@@ -89,8 +89,8 @@ func TestRouter_RemainingZeroParksUntilTheReset(t *testing.T) {
 				t.Fatalf("request after the headers said 0 left answered by %s, want p2/b", got)
 			}
 			last := h.lastFor("p1/a")
-			if last.Status != ledger.StatusSkippedParked || !strings.Contains(last.Reason, tt.header) {
-				t.Fatalf("p1/a's line: %s %q, want skipped_parked naming %q", last.Status, last.Reason, tt.header)
+			if last.Status != ledger.StatusSkippedQuota || !strings.Contains(last.Reason, tt.header) {
+				t.Fatalf("p1/a's line: %s %q, want skipped_quota (a park seen coming) naming %q", last.Status, last.Reason, tt.header)
 			}
 			if n := h.srv.Stats().Requests("p1", "a"); n != 1 {
 				t.Fatalf("p1/a got %d sends before its reset, want 1", n)
