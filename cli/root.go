@@ -102,7 +102,17 @@ passing hiccup (retry) from a wall (no credit, daily quota: move on at once),
 parks dead targets until their reset, never routes around an invalid request
 or a policy refusal, and writes one ledger line per attempt, failures included.
 
-Start with 'detour demo' (no keys needed), then 'detour check' and 'detour ask'.`,
+Start with 'detour demo': seven fake providers on a measured bad day, no key
+needed. Then 'detour sim' keeps them running, with a config that points at
+them, to try ask, serve, batch, eval, probe and report without a key. With
+your own keys: 'detour check', then 'detour ask'.
+
+'detour serve' is a gateway for the OpenAI, Anthropic and Gemini SDKs:
+` + surfacesText("  "),
+		Example: `  go run ./cmd/detour demo
+  detour sim                       # then, in another terminal: . ~/.local/state/detour/sim/env
+  detour ask "Summarise RFC 9110 in one line"
+  detour serve                     # OpenAI base URL http://127.0.0.1:8787/v1`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -33,17 +33,17 @@ func newServe(env Env) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
-		Short: "Run the OpenAI- and Anthropic-compatible gateway",
-		Long: `serve runs detour as an HTTP gateway. Point any OpenAI SDK at http://ADDR/v1
-and any Anthropic SDK at http://ADDR: each request's model names a route of the
-config (or a provider/model target) and goes down its chain with detour's
-fallback rules. Every attempt is appended to the ledger.
+		Short: "Run the OpenAI-, Anthropic- and Gemini-compatible gateway",
+		Long: `serve runs detour as an HTTP gateway. Point any OpenAI SDK at http://ADDR/v1,
+any Anthropic SDK and any Google Gen AI (Gemini) SDK at http://ADDR: each
+request's model names a route of the config (or a provider/model target) and
+goes down its chain with detour's fallback rules. Every attempt is appended
+to the ledger. It serves:
 
-  POST /v1/chat/completions   OpenAI chat completions, streamed or not
-  POST /v1/messages           Anthropic messages, streamed or not
-  GET  /v1/models             the routes and targets the client's key may use
-  GET  /healthz, /readyz      liveness, readiness
-  GET  /metrics               Prometheus metrics (detour's, Go's, the process's)
+` + surfacesText("  ") + `
+Chat surfaces answer streamed (SSE) or not, as the client asks. The /admin/
+endpoints take the key of gateway.admin_key_env; without one they answer
+loopback clients only.
 
 The first line on stdout is the base URL it listens on (useful with
 --listen 127.0.0.1:0, which picks a free port). Client keys, limits and the
@@ -80,6 +80,8 @@ see detour check). Answers carry x-detour-route,
 Anthropic clients).`,
 		Example: `  detour serve --config detour.yaml
   OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python app.py
+  curl -s http://127.0.0.1:8787/v1/chat/completions -H 'content-type: application/json' \
+    -d '{"model": "default", "messages": [{"role": "user", "content": "hi"}]}'
   detour serve --listen 127.0.0.1:0 --ledger - --log-level warn   # benchmark: prints its URL`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -184,7 +186,8 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 		defer stop()
 	}
 	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(env.Stderr, "detour serve: listening on %s (OpenAI base URL %s/v1, Anthropic base URL %s)\n", url, url, url)
+	fmt.Fprintf(env.Stderr, "detour serve: listening on %s (OpenAI base URL %s/v1, Anthropic and Gemini base URL %s), serving:\n", url, url, url)
+	writeSurfaces(env.Stderr, "  ")
 	errc := make(chan error, 2)
 	go func() { errc <- gw.Serve(ln) }()
 	switch {
