@@ -192,7 +192,7 @@ func (b *builder) target(addr string) (router.Target, error) {
 		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
 		Context: t.Context, MaxOutput: t.MaxOutput,
 		Account: p.Name, Endpoint: p.endpoint(), Offers: offered(p.Offers, t.Offers),
-		Disabled: disabledBy(p, t), Quotas: quotas(p, t),
+		Disabled: disabledBy(p, t), Quotas: quotas(p, t), Reasoning: reasons(p, t),
 	}, nil
 }
 
@@ -216,6 +216,14 @@ func quotas(p Provider, t Target) []router.Quota {
 			Source: "the " + ps.Name + " preset's " + ps.FreeSuffix + " models"})
 	}
 	return out
+}
+
+// reasons reports whether t (of provider p) is a model p's preset knows
+// to reason: its streams then get the long first-token limit by default.
+// A target's offers: [reasoning] says the same (router.Target.Reasons).
+func reasons(p Provider, t Target) bool {
+	ps, ok := LookupPreset(p.Preset)
+	return ok && ps.Reasons(t.Model)
 }
 
 // disabledBy names the setting that turns t (of provider p) off, or "".

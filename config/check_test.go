@@ -84,9 +84,9 @@ func TestWarnings(t *testing.T) {
 			src: "defaults:\n  budget: {deadline: 30s}\n" +
 				"routes:\n  r: {chain: [groq/llama-3.3-70b-versatile, deepseek/deepseek-chat]}\n",
 			env: allKeys,
-			want: []string{`detour.yaml:2:12: defaults: header_timeout 30s (built-in default) and first_token 45s (built-in default) ` +
-				`are not below the deadline less the reserve (30s - 10s = 20s), so in route "r" the first attempt, when its target stays silent, ` +
-				`may use the time kept for the next candidates: set them below 20s, or raise budget.deadline above 55s`},
+			want: []string{`detour.yaml:2:12: defaults: header_timeout 30s (built-in default) ` +
+				`is not below the deadline less the reserve (30s - 10s = 20s), so in route "r" the first attempt, when its target stays silent, ` +
+				`may use the time kept for the next candidates: set it below 20s, or raise budget.deadline above 40s`},
 		},
 		{
 			name: "routes that keep the defaults' limits are named in one warning; a route of its own gets its own",

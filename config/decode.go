@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/detourhq/detour/internal/yamlnode"
+	"github.com/detourhq/detour/router"
 )
 
 // maxAliasDepth bounds alias and merge-key chains, so no document loops.
@@ -402,6 +403,9 @@ func (d *decoder) limit(n ast.Node, path string, def time.Duration) (time.Durati
 	dflt := "no limit"
 	if def > 0 {
 		dflt = def.String()
+	}
+	if strings.HasSuffix(path, ".first_token") && def == router.DefaultFirstToken {
+		dflt += ", " + router.DefaultReasoningFirstToken.String() + " for a model known to reason"
 	}
 	negative := func() {
 		d.failf(n, path, "cannot be negative: write a duration like \"30s\", 0 for no limit, "+

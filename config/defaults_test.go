@@ -80,7 +80,7 @@ func TestParse_RouteLimitProblems(t *testing.T) {
     buffered:
 `,
 		`detour.yaml:4:21: routes.r.header_timeout: cannot be negative: write a duration like "30s", 0 for no limit, or leave the field out for the default (30s)`,
-		`detour.yaml:5:18: routes.r.first_token: cannot be negative: write a duration like "30s", 0 for no limit, or leave the field out for the default (45s)`,
+		`detour.yaml:5:18: routes.r.first_token: cannot be negative: write a duration like "30s", 0 for no limit, or leave the field out for the default (15s, 1m30s for a model known to reason)`,
 		`detour.yaml:6:19: routes.r.idle_timeout: 30 has no unit: write "30s" for seconds (units: ms, s, m, h), or 0 for no limit`,
 		`detour.yaml:7:19: routes.r.max_duration: "soon" is not a duration`,
 		`detour.yaml:8:15: routes.r.buffered: expected true or false, got nothing`,

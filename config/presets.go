@@ -51,6 +51,31 @@ type Preset struct {
 	FreeLimits router.Limits
 	// LimitsSource is the page that publishes Limits or FreeLimits.
 	LimitsSource string
+	// Reasoning lists the prefixes of the provider's model IDs known to
+	// think before their first visible token (matched without regard to
+	// case): their targets get the long first-token limit by default
+	// (router.DefaultReasoningFirstToken). Only models that reason on
+	// every request are listed; one that reasons only when asked (Claude's
+	// extended thinking) is not. An entry "!P" excepts the models whose
+	// ID starts with P (a non-reasoning variant of a reasoning line).
+	Reasoning []string
+}
+
+// Reasons reports whether model, at this preset's provider, is one the
+// preset knows to reason (Reasoning).
+func (ps Preset) Reasons(model string) bool {
+	m := strings.ToLower(model)
+	for _, p := range ps.Reasoning {
+		if ex, ok := strings.CutPrefix(p, "!"); ok && strings.HasPrefix(m, strings.ToLower(ex)) {
+			return false
+		}
+	}
+	for _, p := range ps.Reasoning {
+		if !strings.HasPrefix(p, "!") && strings.HasPrefix(m, strings.ToLower(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // provider returns the Provider a file gets by naming this preset.
@@ -83,6 +108,8 @@ var presetTable = []Preset{
 		// 100K TPD.
 		Limits:       router.Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000},
 		LimitsSource: "https://console.groq.com/docs/rate-limits",
+		// Groq's reasoning models: https://console.groq.com/docs/reasoning
+		Reasoning: []string{"deepseek-r1", "qwen/qwen3", "qwen-qwq", "openai/gpt-oss"},
 	},
 	{
 		// Free tier (context capped near 64k there); paid about $0.85 / $1.20.
@@ -96,6 +123,7 @@ var presetTable = []Preset{
 		// it goes).
 		Limits:       router.Limits{RPM: 30, RPH: 900, RPD: 14400, TPM: 60000, TPH: 1000000, TPD: 1000000},
 		LimitsSource: "https://inference-docs.cerebras.ai/support/rate-limits",
+		Reasoning:    []string{"qwen-3-235b-a22b-thinking", "qwen-3-32b", "gpt-oss"},
 	},
 	{
 		// Credit balance; price varies with the upstream OpenRouter picks.
@@ -110,6 +138,8 @@ var presetTable = []Preset{
 		// account (the day's 429 parks them until its reset).
 		FreeSuffix: ":free", FreeLimits: router.Limits{RPM: 20},
 		LimitsSource: "https://openrouter.ai/docs/guides/routing/model-variants/free",
+		Reasoning: []string{"deepseek/deepseek-r1", "openai/o1", "openai/o3", "openai/o4", "!openai/gpt-5-chat", "openai/gpt-5", "openai/gpt-oss",
+			"qwen/qwq", "qwen/qwen3", "x-ai/grok-3-mini", "x-ai/grok-4", "!google/gemini-2.5-flash-lite", "google/gemini-2.5", "mistralai/magistral"},
 	},
 	{
 		Name: "openai", Dialect: OpenAI, BaseURL: "https://api.openai.com/v1",
@@ -117,13 +147,17 @@ var presetTable = []Preset{
 		Model: "gpt-4o-mini", Family: "gpt-4o-mini",
 		Context: 128000, MaxOutput: 16384, Price: Price{In: 0.15, Out: 0.60},
 		Docs: "https://platform.openai.com/docs/api-reference/introduction",
+		// The o-series and GPT-5 reason by default:
+		// https://platform.openai.com/docs/guides/reasoning
+		Reasoning: []string{"!gpt-5-chat", "o1", "o3", "o4", "gpt-5", "gpt-oss"},
 	},
 	{
 		Name: "mistral", Dialect: OpenAI, BaseURL: "https://api.mistral.ai/v1",
 		KeyEnv: "MISTRAL_API_KEY", Pool: Payg,
 		Model: "mistral-small-latest", Family: "mistral-small",
 		Context: 131072, Price: Price{In: 0.10, Out: 0.30},
-		Docs: "https://docs.mistral.ai/api/",
+		Docs:      "https://docs.mistral.ai/api/",
+		Reasoning: []string{"magistral"},
 	},
 	{
 		Name: "xai", Dialect: OpenAI, BaseURL: "https://api.x.ai/v1",
@@ -131,6 +165,9 @@ var presetTable = []Preset{
 		Model: "grok-3-mini", Family: "grok-3-mini",
 		Context: 131072, Price: Price{In: 0.30, Out: 0.50},
 		Docs: "https://docs.x.ai/docs/api-reference",
+		// grok-3-mini and Grok 4 think on every request:
+		// https://docs.x.ai/docs/guides/reasoning
+		Reasoning: []string{"grok-3-mini", "grok-4"},
 	},
 	{
 		Name: "fireworks", Dialect: OpenAI, BaseURL: "https://api.fireworks.ai/inference/v1",
@@ -138,6 +175,8 @@ var presetTable = []Preset{
 		Model: "accounts/fireworks/models/llama-v3p3-70b-instruct", Family: "llama-3.3-70b",
 		Context: 131072, Price: Price{In: 0.90, Out: 0.90},
 		Docs: "https://docs.fireworks.ai/tools-sdks/openai-compatibility",
+		Reasoning: []string{"accounts/fireworks/models/deepseek-r1", "accounts/fireworks/models/qwq", "accounts/fireworks/models/qwen3",
+			"accounts/fireworks/models/gpt-oss"},
 	},
 	{
 		// DeepSeek documents https://api.deepseek.com and, as an alias for
@@ -147,14 +186,16 @@ var presetTable = []Preset{
 		KeyEnv: "DEEPSEEK_API_KEY", Pool: Prepaid,
 		Model: "deepseek-chat", Family: "deepseek-chat",
 		Context: 131072, MaxOutput: 8192, Price: Price{In: 0.28, Out: 0.42},
-		Docs: "https://api-docs.deepseek.com/",
+		Docs:      "https://api-docs.deepseek.com/",
+		Reasoning: []string{"deepseek-reasoner"},
 	},
 	{
 		Name: "together", Dialect: OpenAI, BaseURL: "https://api.together.xyz/v1",
 		KeyEnv: "TOGETHER_API_KEY", Pool: Prepaid,
 		Model: "meta-llama/Llama-3.3-70B-Instruct-Turbo", Family: "llama-3.3-70b",
 		Context: 131072, Price: Price{In: 0.88, Out: 0.88},
-		Docs: "https://docs.together.ai/docs/openai-api-compatibility",
+		Docs:      "https://docs.together.ai/docs/openai-api-compatibility",
+		Reasoning: []string{"deepseek-ai/deepseek-r1", "qwen/qwq", "qwen/qwen3", "openai/gpt-oss"},
 	},
 	{
 		// Gemini's native API (generateContent); the key goes in
@@ -171,6 +212,9 @@ var presetTable = []Preset{
 		// day's 429 is a wall that parks the target until its reset.
 		Limits:       router.Limits{RPM: 10, RPD: 250, TPM: 250000},
 		LimitsSource: "https://ai.google.dev/gemini-api/docs/rate-limits",
+		// 2.5 Pro and Flash think by default (Flash-Lite does not):
+		// https://ai.google.dev/gemini-api/docs/thinking
+		Reasoning: []string{"!gemini-2.5-flash-lite", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-3"},
 	},
 	{
 		// Messages API on a prepaid credit balance; paid list price about
@@ -199,8 +243,9 @@ var presetTable = []Preset{
 		// No key and no default model: Default adds it only when
 		// DETOUR_OLLAMA_MODEL names the model to use.
 		Name: "ollama", Dialect: OpenAI, BaseURL: "http://127.0.0.1:11434/v1",
-		Pool: Local,
-		Docs: "https://github.com/ollama/ollama/blob/main/docs/openai.md",
+		Pool:      Local,
+		Docs:      "https://github.com/ollama/ollama/blob/main/docs/openai.md",
+		Reasoning: []string{"deepseek-r1", "qwq", "qwen3", "gpt-oss", "magistral"},
 	},
 }
 
