@@ -112,6 +112,20 @@ func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Set
 	if row.ReasoningA {
 		offersA = ", offers: [reasoning]"
 	}
+	// A's declared quotas, as a user writes them (scenario.QuotaSourceA).
+	var quota []string
+	for _, w := range []struct {
+		name string
+		n    int
+	}{{"rpm", row.QuotaA.RPM}, {"rph", row.QuotaA.RPH}, {"rpd", row.QuotaA.RPD},
+		{"tpm", row.QuotaA.TPM}, {"tph", row.QuotaA.TPH}, {"tpd", row.QuotaA.TPD}} {
+		if w.n != 0 {
+			quota = append(quota, fmt.Sprintf("%s: %d", w.name, w.n))
+		}
+	}
+	if len(quota) > 0 {
+		offersA += ", limits: {" + strings.Join(quota, ", ") + "}"
+	}
 	// A limit the row leaves at zero is left out: the built-in default.
 	limits := ""
 	for _, l := range []struct {
@@ -169,6 +183,10 @@ func (e *e2e) send(ctx context.Context, row scenario.Row) (got struct {
 	err      error
 	provider string
 	status   int
+	// degraded and dropped are what x-detour-degraded and
+	// x-detour-dropped said, a stream's trailers over its headers.
+	degraded bool
+	dropped  []string
 }) {
 	c := openai.NewClient(option.WithBaseURL(e.ts.URL+"/v1"), option.WithAPIKey("unused"))
 	params := openai.ChatCompletionNewParams{Model: "scenario", MaxTokens: openai.Int(64),
@@ -220,6 +238,18 @@ func (e *e2e) send(ctx context.Context, row scenario.Row) (got struct {
 			got.outcome = scenario.Cut
 		}
 	}
+	if resp != nil {
+		h := func(k string) string {
+			if v, ok := resp.Trailer[http.CanonicalHeaderKey(k)]; ok && len(v) > 0 {
+				return v[0]
+			}
+			return resp.Header.Get(k)
+		}
+		got.degraded = h("X-Detour-Degraded") == "true"
+		if d := h("X-Detour-Dropped"); d != "" {
+			got.dropped = strings.Split(d, ", ")
+		}
+	}
 	if got.outcome == "" {
 		var ae *openai.Error
 		if errors.As(got.err, &ae) {
@@ -254,7 +284,7 @@ func TestScenario_Gateway(t *testing.T) {
 					g := e.send(context.Background(), row)
 					lastErr = g.err
 					obs = append(obs, scenario.Observed{Outcome: g.outcome, Answer: g.answer, Text: g.text, Usage: g.usage,
-						Took: g.took, HTTPStatus: g.status})
+						Took: g.took, HTTPStatus: g.status, Degraded: g.degraded, Dropped: g.dropped})
 				}
 				recs := e.ledger.Records()
 				o := scenario.Combine(obs)

@@ -68,6 +68,10 @@ func newScene(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.S
 	if row.ReasoningA {
 		route.Chain[0].Offers = []string{"reasoning"}
 	}
+	if !row.QuotaA.IsZero() { // as config declares targets.p/model-a.limits
+		route.Chain[0].Quotas = []router.Quota{{Key: scenario.ProviderA + "/" + scenario.ModelA, Source: scenario.QuotaSourceA,
+			Limits: row.QuotaA}}
+	}
 	sc := &scene{srv: srv, ledger: &ledger.Memory{}, health: health.New(hs), route: route, pl: pl}
 	sc.router = &router.Router{Health: sc.health, Ledger: sc.ledger, Rand: func() float64 { return 0 }}
 	faultsA := row.A
@@ -93,12 +97,16 @@ func (sc *scene) enqueue(t *testing.T, prov, model string, faults []sim.Fault) {
 
 // outcome is what a row's request came to.
 type outcome struct {
-	answer  string // "a", "b" or ""
-	text    string
-	usage   llm.Usage
-	err     error // the router's error, or the stream's
-	took    time.Duration
-	outcome scenario.Outcome
+	answer string // "a", "b" or ""
+	text   string
+	usage  llm.Usage
+	// degraded and dropped are what the Result says of the answer, a
+	// stream's once it ended.
+	degraded bool
+	dropped  []string
+	err      error // the router's error, or the stream's
+	took     time.Duration
+	outcome  scenario.Outcome
 }
 
 // send runs the row's request and reads the answer to its end.
@@ -120,6 +128,7 @@ func (sc *scene) send(row scenario.Row) outcome {
 		o.took, o.err = time.Since(start), err
 		if err == nil {
 			o.answer, o.text, o.usage, o.outcome = who(res.Target), res.Response.Message.Content, res.Response.Usage, scenario.Answered
+			o.degraded, o.dropped = res.Degraded, res.Dropped
 		}
 	} else {
 		req.Stream = true
@@ -143,7 +152,7 @@ func (sc *scene) send(row scenario.Row) outcome {
 				}
 			}
 			res.Stream.Close()
-			o.text = b.String()
+			o.text, o.degraded, o.dropped = b.String(), res.Degraded, res.Dropped
 		} else {
 			o.err = err
 		}
@@ -189,7 +198,7 @@ func checkScene(t *testing.T, sc *scene, row scenario.Row, pl scenario.Placement
 	var obs []scenario.Observed
 	for _, got := range gots {
 		o := scenario.Observed{Outcome: got.outcome, Answer: got.answer, Text: got.text, Took: got.took,
-			Usage: got.usage.InputTokens > 0 && got.usage.OutputTokens > 0}
+			Usage: got.usage.InputTokens > 0 && got.usage.OutputTokens > 0, Degraded: got.degraded, Dropped: got.dropped}
 		var re *router.Error
 		if errors.As(got.err, &re) && errors.Is(got.err, router.ErrAllFailed) {
 			o.HTTPStatus = map[router.Exhaustion]int{router.RateLimited: 429, router.Unavailable: 503, router.TimedOut: 504}[re.Exhaustion]

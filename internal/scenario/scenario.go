@@ -15,11 +15,14 @@ package scenario
 
 import (
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/policy"
+	"github.com/detourhq/detour/router"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -65,6 +68,10 @@ const maxMiddle = 8
 // MiddleModel is the model of the row's i-th Middle candidate (from 0),
 // served by ProviderA in both placements.
 func MiddleModel(i int) string { return fmt.Sprintf("model-m%d", i+1) }
+
+// QuotaSourceA is where a row's QuotaA is declared: A's limits: in a
+// config file, and the words a skip for them names.
+const QuotaSourceA = "targets." + ProviderA + "/" + ModelA + ".limits"
 
 // ProviderB is the provider that serves B in placement pl.
 func ProviderB(pl Placement) string {
@@ -116,8 +123,8 @@ type Row struct {
 	// ProviderA), each served its fault on every send; 8 at most.
 	Middle []sim.Fault
 	// Requests is how many requests are sent one after the other (0:
-	// one); each must reach Want (Answer, time bounds), and the sends
-	// count them all.
+	// one); each must reach Want (its outcome, its answer: Answer or its
+	// place in By, the time bounds), and the sends count them all.
 	Requests int
 	// ReasoningA declares A a reasoning model (offers: [reasoning]).
 	ReasoningA bool
@@ -129,6 +136,10 @@ type Row struct {
 	NoPrefill bool
 	// ContextA and ContextB are the targets' context windows (0: unknown).
 	ContextA, ContextB int
+	// QuotaA are A's declared quotas (targets.p/model-a.limits: rpm, ...;
+	// zero: none), counted under A's own key (Source QuotaSourceA). They
+	// are not scaled: a row's requests all fall in one window.
+	QuotaA router.Limits
 	// Limits replace DefaultLimits when not zero.
 	Limits Limits
 	Want   Want
@@ -148,8 +159,28 @@ func (r Row) Expect(pl Placement) Want {
 // Want is a row's expected outcome.
 type Want struct {
 	Outcome Outcome
-	// Answer is "a" or "b": the target that answers (Answered, Cut).
+	// Answer is "a" or "b": the target that answers (Answered, Cut), the
+	// last request's when By is set.
 	Answer string
+	// By, when set, is who answers each of the row's requests in order,
+	// space-separated ("a a a b b b"): for rows whose first requests
+	// teach the router something the later ones must heed. Empty: every
+	// request is answered by Answer.
+	By string
+	// Text, when set, is the (last) answer's text, exactly: nothing left
+	// out and nothing twice.
+	Text string
+	// Dropped, when set, is what the answer must be marked as having
+	// gone without ("1 malformed event"): the caller sees it degraded,
+	// naming Dropped among what was dropped (router.Result; the gateway's
+	// x-detour-degraded and x-detour-dropped, as trailers on a stream),
+	// and so does the answering ledger line (degraded, dropped).
+	Dropped string
+	// LastA, when set, is the ledger status of A's last line, skips
+	// included: skipped_quota when the last request passed A over for a
+	// wall seen coming. ReasonA, when set, is a text that line's reason
+	// must contain (the header, or the quota, that made the skip).
+	LastA, ReasonA string
 	// Status is the ledger status of the failure that ends a Cut stream,
 	// or of A's last attempt when not empty otherwise.
 	Status string
@@ -346,8 +377,57 @@ func Rows() []Row {
 			Every: &sim.Fault{Kind: sim.Trickle, Gap: 500 * time.Millisecond},
 			Want: Want{Outcome: Answered, Answer: "b", Status: "deadline", SendsA: 1, SendsB: 1,
 				MinTime: 50 * time.Second, MaxTime: 50500 * time.Millisecond}},
+
+		// See the wall before you hit it (issue 31): what a provider's
+		// rate-limit headers say, and what the config declares, keep a
+		// request from a target that must refuse it; it goes to the next
+		// candidate at once, and the skip is on A's ledger line.
+		{Name: "200 with requests left 0: parked until the reset, the next request goes to the next candidate, no send to A", Mode: Complete,
+			A: []sim.Fault{{Kind: sim.OK, Header: requestsLeftZero}}, Requests: 2,
+			Want: Want{Outcome: Answered, By: "a b", Answer: "b", SendsA: 1, SendsB: 1, MaxTime: 500 * time.Millisecond,
+				LastA: ledger.StatusSkippedQuota, ReasonA: "x-ratelimit-remaining-requests: 0"}},
+		{Name: "200 with requests left 0, streamed: parked until the reset, the next request goes to the next candidate, no send to A", Mode: Stream,
+			A: []sim.Fault{{Kind: sim.OK, Header: requestsLeftZero}}, Requests: 2,
+			Want: Want{Outcome: Answered, By: "a b", Answer: "b", SendsA: 1, SendsB: 1, MaxTime: 500 * time.Millisecond,
+				LastA: ledger.StatusSkippedQuota, ReasonA: "x-ratelimit-remaining-requests: 0"}},
+		{Name: "fewer tokens left than the next request needs: A skipped for it, the next candidate answers", Mode: Complete,
+			A: []sim.Fault{{Kind: sim.OK, Header: tokensLeftFew}}, Requests: 2,
+			Want: Want{Outcome: Answered, By: "a b", Answer: "b", SendsA: 1, SendsB: 1, MaxTime: 500 * time.Millisecond,
+				LastA: ledger.StatusSkippedQuota, ReasonA: "x-ratelimit-remaining-tokens: 20"}},
+		{Name: "rpm 3 declared, six requests in a row: three sends to A, no 429, the next candidate answers the rest", Mode: Complete,
+			// A enforces its rpm as a real provider would: a fourth send in
+			// the minute would meet a 429 (and show as A's last status).
+			QuotaA: router.Limits{RPM: 3}, Requests: 6,
+			A: append(Faults(sim.Fault{Kind: sim.OK}, 3), Faults(sim.Fault{Kind: sim.RateLimit, RetryAfter: time.Minute}, 3)...),
+			Want: Want{Outcome: Answered, By: "a a a b b b", Answer: "b", Status: ledger.StatusOK, SendsA: 3, SendsB: 3,
+				MaxTime: 500 * time.Millisecond, LastA: ledger.StatusSkippedQuota, ReasonA: QuotaSourceA + " rpm 3 of 3 requests used"}},
+		{Name: "context overflow, the fallback declares no window: the fallback answers", Mode: Complete,
+			Every: fault(sim.ContextOverflow), ContextA: 8192,
+			Want: Want{Outcome: Answered, Answer: "b", Status: "http_400", SendsA: 1, SendsB: 1, MaxTime: time.Second}},
+		{Name: "one malformed event mid-stream, streamed: left out, the answer complete and marked degraded", Mode: Stream,
+			Every: &sim.Fault{Kind: sim.StreamMalformedEvent, Chunks: 3},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 1, MaxTime: time.Second, Usage: true,
+				Text: answerA, Dropped: "1 malformed event"}},
+		{Name: "one malformed event mid-stream, buffered: left out, the answer complete and marked degraded", Mode: Buffered,
+			Every: &sim.Fault{Kind: sim.StreamMalformedEvent, Chunks: 3},
+			Want: Want{Outcome: Answered, Answer: "a", SendsA: 1, MaxTime: time.Second, Usage: true,
+				Text: answerA, Dropped: "1 malformed event"}},
 	}
 }
+
+// answerA is A's whole answer, as the simulator writes it.
+const answerA = "Hello from " + ProviderA + "/" + ModelA + "."
+
+// requestsLeftZero are the headers of an answer after which no request
+// is left until a reset 30 s away; tokensLeftFew those of one after which
+// 20 tokens are left, fewer than any request of the suite needs (its
+// max_tokens is 64).
+var (
+	requestsLeftZero = http.Header{"X-Ratelimit-Limit-Requests": {"30"}, "X-Ratelimit-Remaining-Requests": {"0"},
+		"X-Ratelimit-Reset-Requests": {"30s"}}
+	tokensLeftFew = http.Header{"X-Ratelimit-Limit-Tokens": {"6000"}, "X-Ratelimit-Remaining-Tokens": {"20"},
+		"X-Ratelimit-Reset-Tokens": {"20s"}}
+)
 
 // Outage is the flapping scenario: A answers Unavailable on every send
 // from the start until Down has passed, then OK; one request every Every,
@@ -372,6 +452,16 @@ type Observed struct {
 	// Answer is "a" or "b" when a target answered (or started a cut
 	// stream), Text the answer's text as it reached the caller.
 	Answer, Text string
+	// By is who answered each request in order (Combine fills it).
+	By []string
+	// Degraded and Dropped are what the caller was told of the answer:
+	// degraded, and what it went without.
+	Degraded bool
+	Dropped  []string
+	// LedgerDegraded and LedgerDropped are what the last answer's ledger
+	// line (status ok) says of it.
+	LedgerDegraded bool
+	LedgerDropped  []string
 	// Usage is set when the answer reported tokens in and out.
 	Usage bool
 	// Took is the time until the answer ended (or the error came).
@@ -385,6 +475,9 @@ type Observed struct {
 	SendsA, SendsB, SendsM int
 	// StatusA is the ledger status of A's last send.
 	StatusA string
+	// LastA and ReasonA are the status and reason of A's last ledger
+	// line, skips included.
+	LastA, ReasonA string
 	// LastRoles are the roles the providers' requests ended with.
 	LastRoles []string
 }
@@ -399,8 +492,35 @@ func (w Want) Check(o Observed, scale float64, slack time.Duration) []string {
 		add("outcome %q (answer %q), want %q", o.Outcome, o.Answer, w.Outcome)
 		return bad
 	}
-	if (w.Outcome == Answered || w.Outcome == Cut) && o.Answer != w.Answer {
-		add("answered by %q, want %q", o.Answer, w.Answer)
+	if w.Outcome == Answered || w.Outcome == Cut {
+		if o.Answer != w.Answer {
+			add("answered by %q, want %q", o.Answer, w.Answer)
+		}
+		want := w.By
+		if want == "" {
+			want = strings.TrimSuffix(strings.Repeat(w.Answer+" ", len(o.By)), " ")
+		}
+		if got := strings.Join(o.By, " "); got != want {
+			add("the requests were answered by %q in turn, want %q", got, want)
+		}
+	}
+	if w.Text != "" && o.Text != w.Text {
+		add("answer %q, want exactly %q", o.Text, w.Text)
+	}
+	if w.Dropped != "" {
+		if !o.Degraded || !slices.Contains(o.Dropped, w.Dropped) {
+			add("the caller was told degraded %v, dropped %q; want degraded, dropped naming %q", o.Degraded, o.Dropped, w.Dropped)
+		}
+		if !o.LedgerDegraded || !slices.Contains(o.LedgerDropped, w.Dropped) {
+			add("the answer's ledger line says degraded %v, dropped %q; want degraded, dropped naming %q",
+				o.LedgerDegraded, o.LedgerDropped, w.Dropped)
+		}
+	}
+	if w.LastA != "" && o.LastA != w.LastA {
+		add("A's last ledger line %q (%s), want %q", o.LastA, o.ReasonA, w.LastA)
+	}
+	if w.ReasonA != "" && !strings.Contains(o.ReasonA, w.ReasonA) {
+		add("A's last ledger line's reason %q does not name %q", o.ReasonA, w.ReasonA)
 	}
 	if o.SendsA != w.SendsA || o.SendsB != w.SendsB || o.SendsM != w.SendsM {
 		add("sends A %d, B %d, middle %d; want %d, %d, %d", o.SendsA, o.SendsB, o.SendsM, w.SendsA, w.SendsB, w.SendsM)
@@ -450,14 +570,17 @@ func Lines(recs []ledger.Record) []string {
 }
 
 // Combine returns what a runner saw of a row's requests, obs in order,
-// as one Observed: the outcome and answer they share (an outcome that
-// names the first request that differs, when one does), the longest
-// time, and the rest from the last request.
+// as one Observed: the outcome they share (an outcome that names the
+// first request that differs, when one does), who answered each (By;
+// Want.Check compares them), the longest time, and the rest from the
+// last request.
 func Combine(obs []Observed) Observed {
 	o, mixed := obs[len(obs)-1], false
+	o.By = nil
 	for i, x := range obs {
 		o.Took = max(o.Took, x.Took)
-		if !mixed && (x.Outcome != obs[0].Outcome || x.Answer != obs[0].Answer) {
+		o.By = append(o.By, x.Answer)
+		if !mixed && x.Outcome != obs[0].Outcome {
 			o.Outcome, mixed = Outcome(fmt.Sprintf("mixed: request 1 %s by %q, request %d %s by %q",
 				obs[0].Outcome, obs[0].Answer, i+1, x.Outcome, x.Answer)), true
 		}
@@ -465,8 +588,9 @@ func Combine(obs []Observed) Observed {
 	return o
 }
 
-// Observe fills o's sends, A's last status and the last roles from what
-// the providers received and the ledger, in placement pl.
+// Observe fills o's sends, A's last status and line, the last answer's
+// ledger line and the last roles from what the providers received and
+// the ledger, in placement pl.
 func Observe(o *Observed, st sim.Stats, recs []ledger.Record, pl Placement) {
 	o.SendsA = st.Requests(ProviderA, ModelA)
 	o.SendsB = st.Requests(ProviderB(pl), ModelB)
@@ -476,6 +600,12 @@ func Observe(o *Observed, st sim.Stats, recs []ledger.Record, pl Placement) {
 	for _, r := range recs {
 		if r.Model == ModelA && r.Action != string(policy.Skip) {
 			o.StatusA = r.Status
+		}
+		if r.Provider == ProviderA && r.Model == ModelA {
+			o.LastA, o.ReasonA = r.Status, r.Reason
+		}
+		if r.Status == ledger.StatusOK {
+			o.LedgerDegraded, o.LedgerDropped = r.Degraded, r.Dropped
 		}
 	}
 	for _, r := range st.Records {
