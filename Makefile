@@ -69,7 +69,7 @@ build-pprof:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags pprof -o bin/detour ./cmd/detour
 
 ## bench-gateway: `detour serve` against the upstream direct and a plain
-## reverse proxy under load, plus the failover and slow-stream scenarios (about 7 minutes;
+## reverse proxy under load, plus the failover, slow-stream and faults scenarios (about 8 minutes;
 ## the markdown report goes to stdout; BENCH_ARGS passes flags, e.g.
 ## BENCH_ARGS="-duration 2s -rounds 1 -perf -out /tmp/bench.md")
 bench-gateway:

@@ -20,9 +20,12 @@
 // a temporary file. Then a failover scenario: a route whose first target
 // always answers 429 with a Retry-After of -park, measuring the latency a
 // failover adds and counting the requests that reach the failing target
-// while it is parked. Last, the slow-stream scenario (-slow-streams, see
+// while it is parked. Then the slow-stream scenario (-slow-streams, see
 // slow.go): thousands of 10-second streams open at once through the proxy,
-// then through detour, measuring memory per stream and CPU per chunk.
+// then through detour, measuring memory per stream and CPU per chunk. Last,
+// time to answer under faults (-faults, see faults.go): a chain whose head
+// is sick in one way at a time and whose next target answers, requests one
+// after another; -faults-only runs it alone.
 //
 // With -quiet (on by default) each measurement waits for the rest of the
 // machine to be idle and is run again when other processes took more than
@@ -37,12 +40,13 @@
 // with the system under test and the upstream, and the report says how busy
 // each was.
 //
-//	go run ./bench/gateway                                # the full run, about 7 minutes
+//	go run ./bench/gateway                                # the full run, about 8 minutes
 //	go run ./bench/gateway -duration 2s -rounds 1         # a quick look
 //	go run ./bench/gateway -conns 32 -stream=false -failover=false -perf
 //	go run ./bench/gateway -systems proxy,detour -upstream-per-chunk 20ms
 //	go run ./bench/gateway -matrix=false -failover=false -slow-streams 500
 //	go run ./bench/gateway -bin DIR -baseline OLD/detour -conns 32 -failover=false -slow-streams 1000
+//	go run ./bench/gateway -faults-only                   # time to answer under faults, about a minute
 package main
 
 import (
@@ -106,6 +110,7 @@ type options struct {
 	slowGap          time.Duration
 	slowRamp         time.Duration
 	soak             soakOptions
+	faults           faultsOptions
 }
 
 func main() {
@@ -146,6 +151,7 @@ func main() {
 	flag.DurationVar(&o.slowRamp, "slow-ramp", 2*time.Second, "time over which the slow streams' connections open, evenly spread")
 	flag.BoolVar(&o.cgo, "cgo", false, "build the three binaries with cgo (Go's default where a C compiler is found) instead of as `make build` builds detour: static, CGO_ENABLED=0")
 	soakFlags(&o.soak)
+	faultsFlags(&o.faults)
 	flag.Parse()
 	var err error
 	if o.conns, err = parseInts(conns); err != nil || len(o.conns) == 0 {
@@ -266,6 +272,9 @@ func (b *bench) run() error {
 	if b.opt.soak.duration > 0 {
 		return b.runSoak()
 	}
+	if b.opt.faults.only {
+		return b.runFaultsOnly()
+	}
 	b.up, err = startProc("upstream", filepath.Join(dir, "upstream.log"), b.bins["upstream"],
 		"-fail-retry-after", b.opt.park.String(), "-latency", b.opt.latency.String(), "-per-chunk", b.opt.perChunk.String(),
 		"-slow-pieces", strconv.Itoa(b.opt.slowPieces), "-slow-gap", b.opt.slowGap.String())
@@ -316,6 +325,11 @@ func (b *bench) run() error {
 	}
 	if b.opt.slowStreams > 0 {
 		if err := b.runSlow(); err != nil {
+			return err
+		}
+	}
+	if b.opt.faults.on {
+		if err := b.runFaults(); err != nil {
 			return err
 		}
 	}

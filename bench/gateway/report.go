@@ -25,6 +25,7 @@ type bench struct {
 	paired   []*pairedResult
 	perf     []perfResult
 	slow     []*slowRun
+	faults   *faultsResult
 	// nofile is the soft open-files limit, raised to the hard one.
 	nofile uint64
 }
@@ -250,6 +251,7 @@ func (b *bench) report() string {
 	b.reportLedger(p)
 	b.reportFailover(p)
 	b.reportSlow(p)
+	b.reportFaults(p)
 	b.reportCPU(p)
 	b.reportPerf(p)
 	b.reportErrors(p)
