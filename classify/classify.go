@@ -23,7 +23,10 @@ import (
 //     any status: codes and types (tables.go strongCodes), message patterns
 //     (strongMessages), and body details (a Gemini QuotaFailure PerDay, an
 //     OpenRouter daily limit source or moderation flags, Azure innererror,
-//     Anthropic details.error_code);
+//     Anthropic details.error_code), then the families of families.go
+//     (context window, retired model, disabled account, unsupported
+//     operation, a model that cannot load, moderation, unreadable model
+//     output), each of which also names its scope;
 //  2. a 4xx other than 429 whose message refuses the model (not found,
 //     not allowed, decommissioned) is a Wall of the target: the request is
 //     not invalid, the target is (scope.go modelRefusal);
@@ -60,13 +63,17 @@ func Classify(err error, now time.Time) Failure {
 }
 
 // kindRank orders the kinds that strong signals decide: the first wins.
-var kindRank = map[Kind]int{Policy: 1, ContextOverflow: 2, Wall: 3, Unknown: 4, Invalid: 5}
+// Transient comes last: a 4xx that asks to be resent later (families.go
+// retryLater) yields to any other reading.
+var kindRank = map[Kind]int{Policy: 1, ContextOverflow: 2, Wall: 3, Unknown: 4, Invalid: 5, Transient: 6}
 
 // verdict is one signal's reading.
 type verdict struct {
 	kind Kind
 	what string
 	ok   bool
+	// scope is the family's (families.go); empty leaves it to providerScope.
+	scope Scope
 }
 
 // better keeps the higher-ranked of two verdicts (the first on a tie).
@@ -96,32 +103,34 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 	var v verdict
 	for _, c := range codes {
 		if r, ok := lookupCode(strongCodes, []string{c}); ok {
-			v = better(v, verdict{r.kind, r.what, true})
+			v = better(v, verdict{kind: r.kind, what: r.what, ok: true})
 		}
 	}
 	if r, ok := lookupMessage(strongMessages, msg); ok {
-		v = better(v, verdict{r.kind, r.what, true})
+		v = better(v, verdict{kind: r.kind, what: r.what, ok: true})
 	}
 	if fx.flagged {
 		// OpenRouter 403 moderation: metadata.reasons / flagged_input (P: OpenRouter).
-		v = better(v, verdict{Policy, "flagged by moderation", true})
+		v = better(v, verdict{kind: Policy, what: "flagged by moderation", ok: true})
 	}
 	for _, id := range fx.quotaIDs {
 		if strings.Contains(strings.ToLower(id), "perday") {
 			// Gemini QuotaFailure (sample gemini-429-limit-zero; python-genai#2044).
-			v = better(v, verdict{Wall, "daily quota exhausted", true})
+			v = better(v, verdict{kind: Wall, what: "daily quota exhausted", ok: true})
 			break
 		}
 	}
 	if strings.Contains(strings.ToLower(fx.limitSource), "daily") {
 		// OpenRouter metadata.limit_source openrouter_free_tier_daily (atlas#543).
-		v = better(v, verdict{Wall, "daily limit reached", true})
+		v = better(v, verdict{kind: Wall, what: "daily limit reached", ok: true})
 	}
+	// Families of causes across providers (families.go).
+	v = better(v, readFamilies(codes, msg))
 
 	// 2. A 4xx that refuses the model: this target cannot serve it, the
 	// request is not invalid (P: §3.5).
 	if !v.ok && modelRefused(status, msg) {
-		v = verdict{Wall, "model not found or not allowed", true}
+		v = verdict{kind: Wall, what: "model not found or not allowed", ok: true}
 	}
 	// 3. The status.
 	if !v.ok {
@@ -136,11 +145,14 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 	f := Failure{
 		Kind:        v.kind,
 		Status:      HTTPStatus(e.Status),
-		Scope:       providerScope(v.kind, status, codes, msg, fx.quotaIDs, stream),
+		Scope:       v.scope,
 		Code:        failureCode(e),
 		RetryAfter:  h.wait,
 		ShouldRetry: h.shouldRetry,
 		Detail:      detail(e.Message),
+	}
+	if f.Scope == "" {
+		f.Scope = providerScope(v.kind, status, codes, msg, fx.quotaIDs, stream)
 	}
 	if stream {
 		f.Status = StatusStream
@@ -166,30 +178,30 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 func statusVerdict(status int, codes []string, msg string) verdict {
 	switch {
 	case status == 401 || status == 402 || status == 403:
-		return verdict{Wall, "", true}
+		return verdict{kind: Wall, what: "", ok: true}
 	case transientStatus(status):
-		return verdict{Transient, "", true}
+		return verdict{kind: Transient, what: "", ok: true}
 	case status == 400 || status == 422:
-		return verdict{Invalid, "", true}
+		return verdict{kind: Invalid, what: "", ok: true}
 	case status == 404:
 		// A 404 that says what is missing is the target's (P: 3.5);
 		// a bare 404 may be a wrong path of this endpoint: one hop.
 		if strings.Contains(msg, "not found") || strings.Contains(msg, "does not exist") || strings.Contains(msg, "no such model") {
-			return verdict{Wall, "", true}
+			return verdict{kind: Wall, what: "", ok: true}
 		}
-		return verdict{Unknown, "", true}
+		return verdict{kind: Unknown, what: "", ok: true}
 	case status == 413:
 		// Anthropic's 413 request_too_large (P: 3.8): make the request smaller.
-		return verdict{ContextOverflow, "request too large", true}
+		return verdict{kind: ContextOverflow, what: "request too large", ok: true}
 	case status >= 200 && status < 300:
 		if r, ok := lookupCode(weakCodes, codes); ok {
-			return verdict{r.kind, r.what, true}
+			return verdict{kind: r.kind, what: r.what, ok: true}
 		}
 		if r, ok := lookupMessage(weakMessages, msg); ok {
-			return verdict{r.kind, r.what, true}
+			return verdict{kind: r.kind, what: r.what, ok: true}
 		}
 	}
-	return verdict{Unknown, "", true}
+	return verdict{kind: Unknown, what: "", ok: true}
 }
 
 // failureCode is the code a Failure reports: the provider's code, or its

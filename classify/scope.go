@@ -89,6 +89,7 @@ var targetWalls = []msgRow{
 	has(Wall, "", "requires more credits"),           // OpenRouter: balance pre-check against this model's price x max_tokens
 	has(Wall, "", "fewer max_tokens"),                // idem
 	has(Wall, "", "on-demand throughput isn"),        // Bedrock: this model needs provisioned throughput
+	has(Wall, "", "subscription for the model"),      // Bedrock: this model's Marketplace subscription (corpus rules bedrock-doc-403-marketplace-agreement-being-created)
 	{re: lazyregexp.New(`\blimit: 0\b`), kind: Wall}, // Gemini: no quota for this model on this tier
 }
 

@@ -132,10 +132,11 @@ var weakCodes = []codeRow{
 }
 
 // msgRow matches a provider's message (lower-cased): every string of all
-// must appear, or re must match.
+// must appear, or re must match, or fn must say yes.
 type msgRow struct {
 	all  []string
 	re   func() *regexp.Regexp // compiled on first use
+	fn   func(msg string) bool
 	kind Kind
 	what string
 }
@@ -143,6 +144,9 @@ type msgRow struct {
 func (r msgRow) match(msg string) bool {
 	if r.re != nil {
 		return r.re().MatchString(msg)
+	}
+	if r.fn != nil {
+		return r.fn(msg)
 	}
 	for _, s := range r.all {
 		if !strings.Contains(msg, s) {
