@@ -133,13 +133,15 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 		v = verdict{kind: Wall, what: "model not found or not allowed", ok: true}
 	}
 	// 3. The status.
+	alone := false
 	if !v.ok {
-		v = statusVerdict(status, codes, msg)
+		v, alone = statusVerdict(status, codes, msg)
 	}
 
 	// 4. A far wait makes a transient failure a wall.
 	if v.kind == Transient && h.far() > MaxTransientWait {
 		v.kind = Wall
+		alone = false // the wait spoke too
 	}
 
 	f := Failure{
@@ -150,6 +152,7 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 		RetryAfter:  h.wait,
 		ShouldRetry: h.shouldRetry,
 		Detail:      detail(e.Message),
+		StatusAlone: alone,
 	}
 	if f.Scope == "" {
 		f.Scope = providerScope(v.kind, status, codes, msg, fx.quotaIDs, stream)
@@ -174,34 +177,43 @@ func classifyProvider(e *llm.ProviderError, now time.Time) Failure {
 	return f
 }
 
-// statusVerdict reads the status when no strong signal did.
-func statusVerdict(status int, codes []string, msg string) verdict {
+// statusVerdict reads the status when no strong signal did. alone is
+// set when the status decided by itself: no weak code or message of the
+// body agreed (a 429 saying "rate limit" is not alone), and the status was
+// not a 2xx (an error frame or refusal nobody recognises is Unknown, not a
+// reading of its 200).
+func statusVerdict(status int, codes []string, msg string) (v verdict, alone bool) {
+	if status < 200 || status >= 300 {
+		_, byCode := lookupCode(weakCodes, codes)
+		_, byMsg := lookupMessage(weakMessages, msg)
+		alone = !byCode && !byMsg
+	}
 	switch {
 	case status == 401 || status == 402 || status == 403:
-		return verdict{kind: Wall, what: "", ok: true}
+		return verdict{kind: Wall, ok: true}, alone
 	case transientStatus(status):
-		return verdict{kind: Transient, what: "", ok: true}
+		return verdict{kind: Transient, ok: true}, alone
 	case status == 400 || status == 422:
-		return verdict{kind: Invalid, what: "", ok: true}
+		return verdict{kind: Invalid, ok: true}, alone
 	case status == 404:
 		// A 404 that says what is missing is the target's (P: 3.5);
 		// a bare 404 may be a wrong path of this endpoint: one hop.
 		if strings.Contains(msg, "not found") || strings.Contains(msg, "does not exist") || strings.Contains(msg, "no such model") {
-			return verdict{kind: Wall, what: "", ok: true}
+			return verdict{kind: Wall, ok: true}, false
 		}
-		return verdict{kind: Unknown, what: "", ok: true}
+		return verdict{kind: Unknown, ok: true}, alone
 	case status == 413:
 		// Anthropic's 413 request_too_large (P: 3.8): make the request smaller.
-		return verdict{kind: ContextOverflow, what: "request too large", ok: true}
+		return verdict{kind: ContextOverflow, what: "request too large", ok: true}, alone
 	case status >= 200 && status < 300:
 		if r, ok := lookupCode(weakCodes, codes); ok {
-			return verdict{kind: r.kind, what: r.what, ok: true}
+			return verdict{kind: r.kind, what: r.what, ok: true}, false
 		}
 		if r, ok := lookupMessage(weakMessages, msg); ok {
-			return verdict{kind: r.kind, what: r.what, ok: true}
+			return verdict{kind: r.kind, what: r.what, ok: true}, false
 		}
 	}
-	return verdict{kind: Unknown, what: "", ok: true}
+	return verdict{kind: Unknown, ok: true}, alone
 }
 
 // failureCode is the code a Failure reports: the provider's code, or its
@@ -265,6 +277,9 @@ func reasonSuffix(f Failure, now time.Time) string {
 	}
 	if f.Kind == Transient && f.ShouldRetry < 0 {
 		s += "; x-should-retry: false"
+	}
+	if f.StatusAlone {
+		s += "; " + StatusAloneNote
 	}
 	return s
 }

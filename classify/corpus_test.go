@@ -251,6 +251,7 @@ func TestCorpus(t *testing.T) {
 	bySplit := map[string]*tally{}
 	byKind := map[string]*tally{}
 	var misses []string
+	alone := map[string]int{} // kinds of the cases read from the status alone
 	for _, c := range cases {
 		want, ok := expectKind[c.Expect]
 		if !ok {
@@ -259,6 +260,9 @@ func TestCorpus(t *testing.T) {
 		}
 		f := classify.Classify(corpusError(t, c), sampleNow)
 		checkFailure(t, f)
+		if f.StatusAlone {
+			alone[string(f.Kind)]++
+		}
 		kindOK, scopeOK := f.Kind == want, f.Scope == expectScopeWord[c.Scope]
 		all.add(kindOK, scopeOK)
 		for _, g := range []struct {
@@ -278,6 +282,7 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("corpus, all  %s", all)
+	t.Logf("read from the status alone: %v", alone)
 	for _, k := range slices.Sorted(maps.Keys(bySplit)) {
 		t.Logf("split %-7s %s", k, *bySplit[k])
 	}

@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/detourhq/detour/classify"
@@ -58,6 +59,41 @@ func TestFamilies(t *testing.T) {
 			checkFailure(t, f)
 			if f.Kind != tt.kind || f.Scope != tt.scope {
 				t.Errorf("got %s/%s, want %s/%s (%s)", f.Kind, f.Scope, tt.kind, tt.scope, f.Reason)
+			}
+		})
+	}
+}
+
+// TestStatusAlone: a failure whose body says nothing detour knows is read
+// from its status, and says so; one whose body spoke does not.
+func TestStatusAlone(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		status int
+		code   string
+		msg    string
+		phase  llm.Phase
+		alone  bool
+	}{
+		{"a 503 with an unknown message", 503, "", "upstream went away", llm.PhaseResponse, true},
+		{"a 400 with an unknown message", 400, "", "something odd", llm.PhaseResponse, true},
+		{"a 418 says nothing either", 418, "", "", llm.PhaseResponse, true},
+		{"a 429 whose message says rate limit", 429, "", "Rate limit exceeded", llm.PhaseResponse, false},
+		{"a 429 whose code says rate limit", 429, "rate_limit_exceeded", "slow", llm.PhaseResponse, false},
+		{"a strong row", 400, "context_length_exceeded", "too long", llm.PhaseResponse, false},
+		{"a family row", 500, "", "model requires more system memory (9 GiB) than is available (7 GiB)", llm.PhaseResponse, false},
+		{"a 404 naming what is missing", 404, "", "deployment not found", llm.PhaseResponse, false},
+		{"a stream frame nobody knows", 200, "", "something odd", llm.PhaseStream, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &llm.ProviderError{Dialect: "openai", Status: tt.status, Code: tt.code, Message: tt.msg, Phase: tt.phase}
+			f := classify.Classify(e, t0)
+			checkFailure(t, f)
+			if f.StatusAlone != tt.alone {
+				t.Errorf("StatusAlone = %v, want %v (%s)", f.StatusAlone, tt.alone, f.Reason)
+			}
+			if got := strings.HasSuffix(f.Reason, "; "+classify.StatusAloneNote); got != tt.alone {
+				t.Errorf("reason %q: ends in the note = %v, want %v", f.Reason, got, tt.alone)
 			}
 		})
 	}

@@ -87,4 +87,13 @@ type Failure struct {
 	Reason string `json:"reason"`
 	// Detail is the full message, for the final error summary.
 	Detail string `json:"detail,omitempty"`
+	// StatusAlone is set when only the HTTP status decided the kind: no
+	// code, type or message of the body was one detour knows. Reason then
+	// ends in "; read from the status alone" (StatusAloneNote).
+	StatusAlone bool `json:"status_alone,omitempty"`
 }
+
+// StatusAloneNote ends the Reason of a failure read from its HTTP status
+// alone (Failure.StatusAlone): the kind is the status's usual meaning, a
+// guess the body did not confirm. detour report counts such lines.
+const StatusAloneNote = "read from the status alone"

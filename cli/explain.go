@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,9 @@ type Explanation struct {
 	Why       string     `json:"why"`
 	Reason    string     `json:"reason"`
 	Detail    string     `json:"detail,omitempty"`
+	// StatusAlone is set when only the HTTP status decided the kind: the
+	// body held no code or message detour knows (the reason says so too).
+	StatusAlone bool `json:"status_alone,omitempty"`
 }
 
 func newExplain(env Env) *cobra.Command {
@@ -135,7 +139,8 @@ func ExplainError(err error, now time.Time) *Explanation {
 		Now: now, Started: now, Attempts: 1, TargetAttempts: 1,
 		Next: policy.Next{Exists: true, SameFamily: true, LargerContext: true}, Jitter: 0,
 	})
-	ex := &Explanation{Kind: f.Kind, Status: f.Status, Scope: f.Scope, Action: string(d.Action), Why: d.Why, Reason: f.Reason, Detail: f.Detail}
+	ex := &Explanation{Kind: f.Kind, Status: f.Status, Scope: f.Scope, Action: string(d.Action), Why: d.Why, Reason: f.Reason, Detail: f.Detail,
+		StatusAlone: f.StatusAlone}
 	if f.RetryAfter > 0 {
 		s := f.RetryAfter.Seconds()
 		ex.RetryAfterS = &s
@@ -219,6 +224,10 @@ func printExplanation(w io.Writer, ex *Explanation, now time.Time) {
 	}
 	fmt.Fprintf(w, "action:  %s (%s)\n", ex.Action, ex.Why)
 	fmt.Fprintf(w, "reason:  %s\n", ex.Reason)
+	if ex.StatusAlone {
+		fmt.Fprintf(w, "basis:   %s: no code or message in the body is one detour knows; the kind\n         is what %s usually means, not something the provider said.\n",
+			classify.StatusAloneNote, strings.TrimPrefix(ex.Status, "http_"))
+	}
 	if ex.Detail != "" && ex.Detail != ex.Reason {
 		fmt.Fprintf(w, "message: %s\n", ex.Detail)
 	}

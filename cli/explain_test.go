@@ -193,3 +193,34 @@ func FuzzReadResponse(f *testing.F) {
 		}
 	})
 }
+
+// TestExplain_StatusAlone: a failure whose body says nothing detour knows
+// is explained as read from the status alone, in text and JSON; one whose
+// body spoke is not.
+func TestExplain_StatusAlone(t *testing.T) {
+	raw := "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\r\n" + `{"error":{"message":"upstream went away"}}`
+	code, out, errOut := run(t, nil, raw, "explain")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "basis:   read from the status alone") || !strings.Contains(out, "; read from the status alone") {
+		t.Fatalf("text output lacks the status-alone basis:\n%s", out)
+	}
+	code, out, _ = run(t, nil, raw, "explain", "--json")
+	var got struct {
+		Kind        string `json:"kind"`
+		Reason      string `json:"reason"`
+		StatusAlone bool   `json:"status_alone"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil {
+		t.Fatalf("explain --json: exit %d, %v\n%s", code, err, out)
+	}
+	if got.Kind != "transient" || !got.StatusAlone || !strings.HasSuffix(got.Reason, "read from the status alone") {
+		t.Fatalf("explain --json = %+v", got)
+	}
+	spoke := "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\r\n" + `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error"}}`
+	_, out, _ = run(t, nil, spoke, "explain")
+	if strings.Contains(out, "status alone") {
+		t.Fatalf("a body detour knows explained as status alone:\n%s", out)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/internal/durable"
 	"github.com/detourhq/detour/internal/samefile"
 	"github.com/detourhq/detour/report"
@@ -383,6 +384,14 @@ func foldNote(r report.Report) string {
 }
 
 func printUnreadable(w io.Writer, r report.Report) {
+	if r.StatusAlone > 0 {
+		noun := "failures were"
+		if r.StatusAlone == 1 {
+			noun = "failure was"
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, cut(fmt.Sprintf("%d %s %s: no code or message detour knows", r.StatusAlone, noun, classify.StatusAloneNote), reportWidth))
+	}
 	if r.UnreadableLines > 0 {
 		noun := "lines"
 		if r.UnreadableLines == 1 {

@@ -138,3 +138,27 @@ func TestReportErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReport_StatusAlone: the failures read from the HTTP status alone are
+// counted in the text and the JSON.
+func TestReport_StatusAlone(t *testing.T) {
+	lines := `{"time":"2025-06-01T10:00:00.000Z","route":"default","provider":"groq","model":"m","status":"http_503","kind":"transient","reason":"503 upstream went away; read from the status alone"}
+{"time":"2025-06-01T10:00:01.000Z","route":"default","provider":"groq","model":"m","status":"http_400","kind":"invalid","reason":"400 odd; read from the status alone"}
+{"time":"2025-06-01T10:00:02.000Z","route":"default","provider":"groq","model":"m","status":"http_429","kind":"transient","reason":"429 rate limited"}
+`
+	p := filepath.Join(t.TempDir(), "ledger.jsonl")
+	if err := os.WriteFile(p, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, nil, "", "report", p)
+	if code != ExitOK || !strings.Contains(out, "2 failures were read from the status alone") {
+		t.Fatalf("exit %d (%s), text:\n%s", code, errs, out)
+	}
+	code, out, errs = run(t, nil, "", "report", "--json", p)
+	var got struct {
+		StatusAlone *int `json:"status_alone"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil || got.StatusAlone == nil || *got.StatusAlone != 2 {
+		t.Fatalf("exit %d (%s), err %v, status_alone %v:\n%s", code, errs, err, got.StatusAlone, out)
+	}
+}

@@ -111,6 +111,11 @@ type Report struct {
 	// UnreadableAt names the first few (file:line).
 	UnreadableLines int      `json:"unreadable_lines"`
 	UnreadableAt    []string `json:"unreadable_at"`
+	// StatusAlone counts the failures detour read from the HTTP status
+	// alone: their body held no code or message it knows, so their kind
+	// is the status's usual meaning (their reason ends in "read from the
+	// status alone"). A high count is wording classify does not know yet.
+	StatusAlone int `json:"status_alone"`
 	// Lines counts non-blank lines read; Matched those the filter kept.
 	Lines   int `json:"lines"`
 	Matched int `json:"matched"`
@@ -193,7 +198,7 @@ func round3(n int) int {
 func (s *Summary) Report() Report {
 	nm := s.namer()
 	r := Report{Targets: []Target{}, Walls: append([]Wall{}, s.walls...),
-		UnreadableLines: s.unreadable, UnreadableAt: append([]string{}, s.where...),
+		UnreadableLines: s.unreadable, UnreadableAt: append([]string{}, s.where...), StatusAlone: s.statusAlone,
 		Lines: s.lines, Matched: s.matched, Routes: s.series.routeUse(nm), Top: s.top, Folded: nm.folded}
 	for id, t := range s.accs {
 		if t != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/ledger"
 )
 
@@ -107,7 +108,10 @@ type Summary struct {
 	matched    int
 	unreadable int
 	where      []string
-	latest     time.Time // the latest record's time
+	// statusAlone counts the failures whose reason says they were read
+	// from the HTTP status alone (classify.StatusAloneNote).
+	statusAlone int
+	latest      time.Time // the latest record's time
 
 	targets   keyTable[targetKey]
 	providers keyTable[string]
@@ -288,6 +292,9 @@ func (s *Summary) Add(rec *ledger.Record) {
 			t.stalled++
 		}
 		addCount(&t.failures, st, 1)
+		if strings.Contains(rec.Reason, classify.StatusAloneNote) {
+			s.statusAlone++
+		}
 		if rec.Scope != "" {
 			addCount(&t.scopes, rec.Scope, 1)
 		}
