@@ -95,7 +95,7 @@ type blockState struct {
 //     (io.ErrUnexpectedEOF for a clean end, never io.EOF), even after a
 //     message_delta: the API always ends with message_stop;
 //   - a whole event whose data is not JSON, right after one that is, is
-//     left out: the stream reads on and counts it (Skipped, llm.Skipper),
+//     left out (never message_stop, the end): the stream reads on and counts it (Skipped, llm.Skipper),
 //     and the answer lacks what it carried. One with no event read before
 //     it, or right after one left out (the output stopped being
 //     readable), or an event past sse.DefaultMaxEventSize, returns an
@@ -186,7 +186,9 @@ func (s *stream) NextChunk() (llm.Chunk, error) {
 			if s.r.Incomplete() {
 				return llm.Chunk{}, s.endError(io.ErrUnexpectedEOF)
 			}
-			if s.Skip() {
+			// The terminal event is never left out: a message_stop that
+			// cannot be read does not end the answer as whole.
+			if ev.Event != "message_stop" && s.Skip() {
 				continue
 			}
 			return llm.Chunk{}, malformed(s.header, []byte(data), llm.PhaseStream, "stream event", err)
