@@ -114,7 +114,7 @@ routes:
 }
 
 // slowLimits are the time limits of the route slow: off.
-const slowLimits = "header_timeout: 0s   # default 30s\n    first_token: 0s      # default 45s"
+const slowLimits = "header_timeout: 0s   # default 30s\n    first_token: 0s      # default 15s (90s for a model known to reason)"
 
 // runSlow runs the scenario: the proxy, then detour (then -baseline).
 func (b *bench) runSlow() error {
