@@ -226,8 +226,9 @@ func openLedger(flag string, env Env) (ledger.Sink, func(), error) {
 }
 
 // printAttempt writes one line for a failed attempt or a skip (nothing for
-// an answer), after prefix: the target, its status, its reason and what the
-// router did next. ask and demo print hops with it.
+// an answer), after prefix: the target, its status, its reason, what the
+// router did next, and the provider's own request id when it named one
+// (for its support desk). ask and demo print hops with it.
 func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 	if a.Status == ledger.StatusOK {
 		return
@@ -241,6 +242,9 @@ func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 	case "":
 	default:
 		line += "  -> " + string(a.Action)
+	}
+	if a.ProviderRequestID != "" {
+		line += "  (provider request id " + a.ProviderRequestID + ")"
 	}
 	fmt.Fprintln(w, line)
 }

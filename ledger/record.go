@@ -136,6 +136,15 @@ type Record struct {
 	// Reason is one line saying what happened (classify's reason, at most
 	// 140 characters by its rule; the ledger does not cut it).
 	Reason string `json:"reason"`
+	// ProviderRequestID is the provider's own id for the exchange, the
+	// one its support desk asks for first: the response's x-request-id
+	// (OpenAI, Groq, many compatible servers), request-id (Anthropic),
+	// cf-ray (Cloudflare in front) or x-amzn-requestid (Bedrock), in that
+	// order of preference, else the id the body gave (an Anthropic or Groq
+	// error body's request_id, a Gemini answer's responseId). At most 128
+	// printable ASCII bytes; omitted when the attempt got no response or
+	// the provider named none.
+	ProviderRequestID string `json:"provider_request_id,omitempty"`
 	// Dropped names what the request carried that this target went
 	// without (a cross-dialect hop that left out safe fields), and the
 	// events of its streamed answer it left out as unreadable ("1

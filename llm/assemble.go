@@ -16,14 +16,16 @@ import (
 //     replace the call's when they are not empty, its Arguments are
 //     appended;
 //   - FinishReason is the last one sent, Usage the last one sent;
-//   - RateLimit is s's, when s is a RateLimiter;
+//   - RateLimit is s's, when s is a RateLimiter; ProviderRequestID is
+//     s's, when s is a RequestIDer;
 //   - Skipped is s's count of events left out, when s is a Skipper.
 //
 // Any error of Next other than io.EOF is returned as it is, with a nil
 // Response: a truncated or failed stream never passes as an answer.
 func Assemble(s Stream) (*Response, error) {
 	defer s.Close()
-	out := &Response{Message: Message{Role: RoleAssistant}, RateLimit: RateLimitOf(s)}
+	out := &Response{Message: Message{Role: RoleAssistant}, RateLimit: RateLimitOf(s),
+		ProviderRequestID: ProviderRequestIDOf(s)}
 	var content strings.Builder
 	byIndex := map[int]int{} // tool call Index -> position in ToolCalls
 	for {
@@ -77,7 +79,8 @@ func Assemble(s Stream) (*Response, error) {
 // asked for. The chunk carries r's ID, Model, role, content and finish
 // reason, its Usage (always set, zero counts included), and each tool call
 // whole as a ToolCallDelta whose Index is its position. It is a
-// RateLimiter that returns r's RateLimit, and a Skipper that returns r's
+// RateLimiter that returns r's RateLimit, a RequestIDer that returns r's
+// ProviderRequestID, and a Skipper that returns r's
 // Skipped. Close does nothing.
 func ResponseStream(r *Response) Stream {
 	c := Chunk{ID: r.ID, Model: r.Model, Role: r.Message.Role, Content: r.Message.Content,
@@ -87,7 +90,7 @@ func ResponseStream(r *Response) Stream {
 	for i, tc := range r.Message.ToolCalls {
 		c.ToolCalls = append(c.ToolCalls, ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}
-	return &onceStream{chunk: c, rl: r.RateLimit, skipped: r.Skipped}
+	return &onceStream{chunk: c, rl: r.RateLimit, rid: r.ProviderRequestID, skipped: r.Skipped}
 }
 
 // onceStream serves one chunk, then io.EOF.
@@ -95,11 +98,15 @@ type onceStream struct {
 	chunk   Chunk
 	done    bool
 	rl      *RateLimit
+	rid     string
 	skipped int
 }
 
 // RateLimit implements RateLimiter: the response's.
 func (o *onceStream) RateLimit() *RateLimit { return o.rl }
+
+// ProviderRequestID implements RequestIDer: the response's.
+func (o *onceStream) ProviderRequestID() string { return o.rid }
 
 // Skipped implements Skipper: the response's.
 func (o *onceStream) Skipped() int { return o.skipped }

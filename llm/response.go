@@ -48,6 +48,10 @@ type Response struct {
 	// RateLimit is what the provider said of its rate limits in the
 	// response's headers; nil when it said nothing.
 	RateLimit *RateLimit `json:"-"`
+	// ProviderRequestID is the provider's own id for the exchange, the
+	// one its support desk asks for (see ProviderRequestID); "" when it
+	// gave none.
+	ProviderRequestID string `json:"-"`
 	// Skipped counts the events of a streamed answer that could not be
 	// read and were left out (see Skipper): the answer is then missing
 	// what they carried. 0 for an answer read whole.

@@ -24,6 +24,7 @@ import (
 func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (retry, done bool, _ error) {
 	f, phase := w.classified(ctx, tn, err, headers)
 	w.end.err = err
+	tn.rid = providerRequestID(err)
 	if f.Kind == classify.ContextOverflow {
 		// Before policy hears of the next candidate: one whose window is
 		// no larger is no candidate now.
@@ -41,6 +42,16 @@ func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (r
 		w.heed(tn.t, pe.RateLimit, tn.end)
 	}
 	return w.act(ctx, tn, &in, d, err)
+}
+
+// providerRequestID is the provider's own id for the exchange that failed
+// with err, when a response said one (llm.ProviderRequestID of its
+// headers and body); else "".
+func providerRequestID(err error) string {
+	if pe, ok := errors.AsType[*llm.ProviderError](err); ok {
+		return llm.ProviderRequestID(pe.Header, pe.Body)
+	}
+	return ""
 }
 
 // classified reads the failure of tn's send: its kind, scope and reason

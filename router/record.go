@@ -22,7 +22,7 @@ func (w *walk) begin(tn *turn) {
 // (or answered) at tn.end.
 func (w *walk) attempt(tn *turn) Attempt {
 	return Attempt{Target: tn.t, Hop: w.count.hops, N: tn.n, Failover: tn.idx > 0, Start: tn.start,
-		Duration: tn.end.Sub(tn.start)}
+		Duration: tn.end.Sub(tn.start), ProviderRequestID: tn.rid}
 }
 
 // skip records t's skip, decided at now, as v says: a contract skip
@@ -64,7 +64,7 @@ func (w *walk) record(a Attempt) {
 		TokensIn: a.Usage.InputTokens, TokensOut: a.Usage.OutputTokens,
 		TokensCacheRead: a.Usage.CacheReadTokens, TokensCacheWrite: a.Usage.CacheWriteTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
-		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped,
+		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped, ProviderRequestID: a.ProviderRequestID,
 		Degraded: a.Degraded && (a.Status == ledger.StatusOK || a.Status == ledger.StatusLastResort),
 	}
 	if a.Failure != nil {

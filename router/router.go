@@ -129,6 +129,13 @@ type Attempt struct {
 	// answer (its x-ratelimit-* or anthropic-ratelimit-* headers); nil
 	// when it said nothing, and on failures and skips.
 	RateLimit *llm.RateLimit
+	// ProviderRequestID is the provider's own id for this exchange, the
+	// one its support desk asks for: read from the response's headers
+	// (x-request-id, request-id, cf-ray, ...) or, where the provider puts
+	// it only there, its body (see llm.ProviderRequestID); at most
+	// llm.MaxProviderRequestID printable ASCII bytes. Empty when the
+	// attempt got no response or the provider named none, and on skips.
+	ProviderRequestID string
 }
 
 // Hop is a move away from a target that failed.

@@ -169,7 +169,7 @@ func (w *walk) whole(a Attempt, p permits, resp *llm.Response, res *Result) *Res
 	w.used(p, resp.Usage)
 	w.heed(t, resp.RateLimit, end) // after done: a park it makes is not undone by the success
 	a.Status, a.Action, a.Phase, a.Usage = ledger.StatusOK, policy.Return, policy.PhaseCommitted, resp.Usage
-	a.RateLimit = resp.RateLimit
+	a.RateLimit, a.ProviderRequestID = resp.RateLimit, resp.ProviderRequestID
 	a.Cost = t.Cost(resp.Usage)
 	if resp.Model == "" {
 		resp.Model = t.Model

@@ -263,6 +263,10 @@ type routedStream struct {
 	flowing bool         // output started: each gap is timed by idle
 	usage   llm.Usage
 	model   string // the model the chunks named, if any
+	// answerID is a Gemini answer's responseId, the first chunk's that
+	// named one: Gemini sends no request-id header, so it is the id its
+	// support can look up (Attempt.ProviderRequestID).
+	answerID string
 	// phase is how far the chunks handed to the caller took the attempt:
 	// sent, output_started, then tool_started once a tool call's delta
 	// went out.
@@ -404,6 +408,9 @@ func (s *routedStream) note(c *llm.Chunk) {
 	if c.Model != "" {
 		s.model = c.Model
 	}
+	if s.answerID == "" && c.ID != "" && s.t.Dialect == "gemini" {
+		s.answerID = c.ID
+	}
 }
 
 // Next returns the next chunk; io.EOF after a complete answer.
@@ -508,6 +515,12 @@ func (s *routedStream) finish(err error) {
 		out := health.Outcome{}
 		var scope classify.Scope
 		a.Phase = s.phase
+		if a.ProviderRequestID = llm.ProviderRequestIDOf(s.inner); a.ProviderRequestID == "" {
+			a.ProviderRequestID = providerRequestID(err) // an error event's body may name it
+		}
+		if a.ProviderRequestID == "" {
+			a.ProviderRequestID = llm.CleanRequestID(s.answerID)
+		}
 		if err == nil {
 			a.Status, a.Action, a.Phase = ledger.StatusOK, policy.Return, policy.PhaseCommitted
 			a.RateLimit = llm.RateLimitOf(s.inner)

@@ -82,6 +82,9 @@ type turn struct {
 	idx, n     int
 	p          permits
 	start, end time.Time
+	// rid is the provider's request id of the send's response, once it
+	// failed (see Attempt.ProviderRequestID).
+	rid string
 }
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {

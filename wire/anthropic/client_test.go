@@ -81,7 +81,8 @@ func TestClient_CompleteSendsOneWellFormedRequest(t *testing.T) {
 	}
 	want := &llm.Response{ID: "msg_016bat7yTjWZrtqaMMhR8rtg", Model: "claude-haiku-4-5-20251001",
 		Message:      llm.Message{Role: llm.RoleAssistant, Content: "Hello."},
-		FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 15, OutputTokens: 5}}
+		FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 15, OutputTokens: 5},
+		ProviderRequestID: "req_011CXtrhKydjvSnjbWWZm6BB"} // its request-id header
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}

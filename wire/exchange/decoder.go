@@ -44,8 +44,9 @@ type Decoder[S llm.Stream] struct {
 // and Assemble, so a captured stream reads as the answer it carried;
 // another 2xx body is read up to MaxResponseBody (past it, an error) and
 // handed to DecodeJSON. The answer's RateLimit is read from the response's
-// header (RateLimitOf) when DecodeJSON or Assemble set none. Every error
-// has key redacted (see Redact).
+// header (RateLimitOf) when DecodeJSON or Assemble set none, and its
+// ProviderRequestID from the header (llm.ProviderRequestID) when it names
+// one. Every error has key redacted (see Redact).
 func (d *Decoder[S]) DecodeResponse(resp *http.Response, key string) (*llm.Response, error) {
 	r, err := d.decodeResponse(resp, "")
 	if err != nil {
@@ -124,8 +125,11 @@ func (d *Decoder[S]) decodeResponse(resp *http.Response, keep string) (*llm.Resp
 			out.Raw = &llm.Raw{Dialect: keep, Body: body}
 		}
 	}
-	if err == nil && out != nil && out.RateLimit == nil {
-		out.RateLimit = RateLimitOf(resp.Header)
+	if err == nil && out != nil {
+		if out.RateLimit == nil {
+			out.RateLimit = RateLimitOf(resp.Header)
+		}
+		setRequestID(out, resp.Header)
 	}
 	return out, err
 }
@@ -169,6 +173,7 @@ func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, 
 		if r.RateLimit == nil {
 			r.RateLimit = RateLimitOf(resp.Header)
 		}
+		setRequestID(r, resp.Header)
 		return llm.ResponseStream(r), nil
 	}
 	var s S
@@ -179,8 +184,17 @@ func (d *Decoder[S]) decodeStream(resp *http.Response, key string) (llm.Stream, 
 	}
 	if rs, ok := any(s).(rateLimitSetter); ok {
 		rs.setRateLimit(RateLimitOf(resp.Header))
+		rs.setRequestID(llm.ProviderRequestID(resp.Header, nil))
 	}
 	return s, nil
+}
+
+// setRequestID sets r's ProviderRequestID to the one h names, which wins
+// over one its body gave (a Gemini answer's responseId).
+func setRequestID(r *llm.Response, h http.Header) {
+	if id := llm.ProviderRequestID(h, nil); id != "" {
+		r.ProviderRequestID = id
+	}
 }
 
 // statusError is StatusError's error for resp, a non-2xx response, with

@@ -34,6 +34,7 @@ type Stream struct {
 	key  string
 	src  ChunkSource
 	rl   *llm.RateLimit // set by the Decoder before the stream is returned
+	rid  string         // the provider's request id, set as rl is
 	err  error          // sticky: io.EOF after the end, or the error that ended it
 	// skipped counts the events left out (Skip); last is what became of
 	// the last event with data.
@@ -104,8 +105,19 @@ func (s *Stream) RateLimit() *llm.RateLimit { return s.rl }
 // setRateLimit is how a Decoder hands a stream its response's RateLimit.
 func (s *Stream) setRateLimit(rl *llm.RateLimit) { s.rl = rl }
 
+// ProviderRequestID implements llm.RequestIDer: the provider's own id
+// for the exchange in the response's header (llm.ProviderRequestID),
+// when the stream was made by a Decoder; else "".
+func (s *Stream) ProviderRequestID() string { return s.rid }
+
+// setRequestID is how a Decoder hands a stream its response's request id.
+func (s *Stream) setRequestID(id string) { s.rid = id }
+
 // rateLimitSetter is a stream that embeds a *Stream.
-type rateLimitSetter interface{ setRateLimit(*llm.RateLimit) }
+type rateLimitSetter interface {
+	setRateLimit(*llm.RateLimit)
+	setRequestID(string)
+}
 
 // lastEvent is what became of a stream's last event with data.
 type lastEvent uint8

@@ -88,7 +88,8 @@ func TestClient_CompletePlainAnswer(t *testing.T) {
 	}
 	want := &llm.Response{ID: "7QaFaPmxAtSL-sAP_oGJsQs", Model: "gemini-2.5-flash-lite",
 		Message:      llm.Message{Role: llm.RoleAssistant, Content: "363.89"},
-		FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 157, OutputTokens: 6}}
+		FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 157, OutputTokens: 6},
+		ProviderRequestID: "7QaFaPmxAtSL-sAP_oGJsQs"} // no request-id header: its responseId
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}

@@ -268,6 +268,9 @@ func decodeBody(header http.Header, body []byte) (*llm.Response, error) {
 		ID:      r.ResponseID,
 		Model:   r.ModelVersion,
 		Message: llm.Message{Role: llm.RoleAssistant},
+		// Gemini sends no request-id header: its answer's own id is the
+		// one its support can look up.
+		ProviderRequestID: llm.CleanRequestID(r.ResponseID),
 	}
 	var text strings.Builder
 	if c.Content != nil {

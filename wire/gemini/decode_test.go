@@ -144,7 +144,8 @@ func TestDecodeResponse_Answers(t *testing.T) {
 			body: textAnswer,
 			want: &llm.Response{ID: "7QaFaPmxAtSL-sAP_oGJsQs", Model: "gemini-2.5-flash-lite",
 				Message:      llm.Message{Role: llm.RoleAssistant, Content: "363.89"},
-				FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 157, OutputTokens: 6}},
+				FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 157, OutputTokens: 6},
+				ProviderRequestID: "7QaFaPmxAtSL-sAP_oGJsQs"},
 		},
 		{
 			name: "function calls without ids, thoughts left out",
@@ -154,7 +155,8 @@ func TestDecodeResponse_Answers(t *testing.T) {
 					{ID: "call_0", Name: "best_country", Arguments: `{"country":"Canada"}`},
 					{ID: "call_1", Name: "best_country", Arguments: `{"country":"USA"}`},
 				}},
-				FinishReason: llm.FinishToolCalls, Usage: llm.Usage{InputTokens: 115, OutputTokens: 65}},
+				FinishReason: llm.FinishToolCalls, Usage: llm.Usage{InputTokens: 115, OutputTokens: 65},
+				ProviderRequestID: "pteDaNL2EKyUjMcPo8HzyAo"},
 		},
 		{
 			name: "function call with id and no args",

@@ -74,7 +74,8 @@ func TestClient_CompleteSendsOneWellFormedRequest(t *testing.T) {
 	}
 	want := &llm.Response{ID: "chatcmpl-BcO1gPfCFAf86O5CyQ9CTeEyoc8KG", Model: "gpt-4o-2024-08-06",
 		Message:      llm.Message{Role: llm.RoleAssistant, Content: "Hello! How can I help?"},
-		FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 19, OutputTokens: 6}}
+		FinishReason: llm.FinishStop, Usage: llm.Usage{InputTokens: 19, OutputTokens: 6},
+		ProviderRequestID: "req_5f3c1e0a9b"} // its x-request-id header
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
