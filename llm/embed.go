@@ -44,6 +44,9 @@ type EmbedResponse struct {
 	// RateLimit is what the provider said of its rate limits in the
 	// response's headers; nil when it said nothing.
 	RateLimit *RateLimit `json:"-"`
+	// ProviderRequestID is the provider's own id for the exchange, from
+	// the response's headers (see ProviderRequestID); "" when it gave none.
+	ProviderRequestID string `json:"-"`
 }
 
 // Embedder is the optional interface of a Client whose provider turns

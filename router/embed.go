@@ -116,5 +116,5 @@ func (s *embedSender) embed(ctx context.Context, t *Target, lim limits) (*llm.Re
 	}
 	s.vectors = resp
 	return &llm.Response{Model: resp.Model, Usage: resp.Usage, RateLimit: resp.RateLimit,
-		FinishReason: llm.FinishStop}, wt.heard(), nil
+		ProviderRequestID: resp.ProviderRequestID, FinishReason: llm.FinishStop}, wt.heard(), nil
 }

@@ -208,3 +208,23 @@ func TestProviderRequestID_Simulator(t *testing.T) {
 		})
 	}
 }
+
+// Embeddings too: the simulator's x-request-id reaches the failed and the
+// answering attempt's lines.
+func TestProviderRequestID_Embed(t *testing.T) {
+	h, route := newHarness(t, spec{provider: "a", model: "emb", family: "emb"},
+		spec{provider: "b", model: "emb", family: "emb"})
+	h.script("a", "emb", simulate.Fault{Kind: simulate.DailyQuota})
+	if _, err := h.router.Embed(context.Background(), route, &llm.EmbedRequest{Input: []string{"x"}}, router.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	recs := h.ledger.Records()
+	if len(recs) != 2 {
+		t.Fatalf("rows %+v", h.rows())
+	}
+	for _, rec := range recs {
+		if !strings.HasPrefix(rec.ProviderRequestID, "req_") {
+			t.Errorf("%s/%s %s: provider_request_id %q", rec.Provider, rec.Model, rec.Status, rec.ProviderRequestID)
+		}
+	}
+}

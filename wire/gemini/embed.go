@@ -102,6 +102,7 @@ func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 		return nil, exchange.Redact(err, c.APIKey)
 	}
 	out.Model, out.RateLimit = strings.TrimPrefix(req.Model, "models/"), exchange.RateLimitOf(resp.Header)
+	out.ProviderRequestID = llm.ProviderRequestID(resp.Header, nil)
 	return out, nil
 }
 
@@ -136,7 +137,7 @@ func DecodeEmbeddings(resp *http.Response, inputs int) (*llm.EmbedResponse, erro
 	if err != nil {
 		return nil, err
 	}
-	out.RateLimit = exchange.RateLimitOf(resp.Header)
+	out.RateLimit, out.ProviderRequestID = exchange.RateLimitOf(resp.Header), llm.ProviderRequestID(resp.Header, nil)
 	return out, nil
 }
 

@@ -94,7 +94,7 @@ func decodeEmbeddings(resp *http.Response, key string, inputs int) (*llm.EmbedRe
 	if err != nil {
 		return nil, exchange.Redact(err, key)
 	}
-	out.RateLimit = exchange.RateLimitOf(resp.Header)
+	out.RateLimit, out.ProviderRequestID = exchange.RateLimitOf(resp.Header), llm.ProviderRequestID(resp.Header, nil)
 	return out, nil
 }
 
