@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/detourhq/detour/internal/jsonscan"
 )
@@ -71,8 +72,11 @@ func needsOf(d dialect, body []byte) []string {
 // (which reads the value), the others, unless null, are needs by name.
 func top(s *jsonscan.Scanner, n *needs, covered []string, field func(key string) bool) bool {
 	return s.Object(func(k string) bool {
-		if slices.Contains(covered, k) {
-			return field(k)
+		// encoding/json, which reads the request, matches a key to its
+		// field without regard to case ("messaGes" is messages): so does
+		// the walk.
+		if i := slices.IndexFunc(covered, func(c string) bool { return strings.EqualFold(c, k) }); i >= 0 {
+			return field(covered[i])
 		}
 		if !s.Null() {
 			n.add(k)
