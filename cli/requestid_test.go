@@ -24,7 +24,7 @@ func TestAsk_PrintsProviderRequestID(t *testing.T) {
 	}
 	id := recs[0].ProviderRequestID
 	if recs[0].Status != "http_402" || id == "" || recs[1].ProviderRequestID == "" || recs[1].ProviderRequestID == id {
-		t.Fatalf("ledger = %+v: want each attempt's own provider_request_id", recs)
+		t.Fatalf("ledger = %+v: want each attempt's own upstream_request_id", recs)
 	}
 	var line string
 	for l := range strings.Lines(errOut) {

@@ -75,7 +75,7 @@ func appendLine(b []byte, r *Record) ([]byte, error) {
 	b = append(b, `,"reason":`...)
 	b = jsonw.String(b, r.Reason)
 	if r.ProviderRequestID != "" {
-		b = append(b, `,"provider_request_id":`...)
+		b = append(b, `,"upstream_request_id":`...)
 		b = jsonw.String(b, r.ProviderRequestID)
 	}
 	if len(r.Dropped) > 0 {

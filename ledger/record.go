@@ -144,7 +144,7 @@ type Record struct {
 	// error body's request_id, a Gemini answer's responseId). At most 128
 	// printable ASCII bytes; omitted when the attempt got no response or
 	// the provider named none.
-	ProviderRequestID string `json:"provider_request_id,omitempty"`
+	ProviderRequestID string `json:"upstream_request_id,omitempty"`
 	// Dropped names what the request carried that this target went
 	// without (a cross-dialect hop that left out safe fields), and the
 	// events of its streamed answer it left out as unreadable ("1

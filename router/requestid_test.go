@@ -109,11 +109,11 @@ func TestProviderRequestID_Headers(t *testing.T) {
 				}
 				for _, rec := range recs {
 					if rec.ProviderRequestID != hc.want {
-						t.Errorf("%s line: provider_request_id %q, want %q", rec.Status, rec.ProviderRequestID, hc.want)
+						t.Errorf("%s line: upstream_request_id %q, want %q", rec.Status, rec.ProviderRequestID, hc.want)
 					}
 					line, _ := json.Marshal(rec)
-					if has := strings.Contains(string(line), `"provider_request_id"`); has != (hc.want != "") {
-						t.Errorf("line %s: provider_request_id written = %v, want %v", line, has, hc.want != "")
+					if has := strings.Contains(string(line), `"upstream_request_id"`); has != (hc.want != "") {
+						t.Errorf("line %s: upstream_request_id written = %v, want %v", line, has, hc.want != "")
 					}
 				}
 				for _, a := range *attempts {
@@ -163,7 +163,7 @@ func TestProviderRequestID_BodyCapAndControl(t *testing.T) {
 			}
 			for _, rec := range recs {
 				if rec.ProviderRequestID != c.want {
-					t.Errorf("%s line: provider_request_id %q, want %q", rec.Status, rec.ProviderRequestID, c.want)
+					t.Errorf("%s line: upstream_request_id %q, want %q", rec.Status, rec.ProviderRequestID, c.want)
 				}
 			}
 			for _, a := range *attempts {
@@ -199,10 +199,10 @@ func TestProviderRequestID_Simulator(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, rec := range h.ledger.Records() {
-				t.Logf("%s %s %s provider_request_id=%q", rec.Provider, rec.Status, rec.Kind, rec.ProviderRequestID)
+				t.Logf("%s %s %s upstream_request_id=%q", rec.Provider, rec.Status, rec.Kind, rec.ProviderRequestID)
 				failed := rec.Status != ledger.StatusOK
 				if rec.ProviderRequestID == "" && !(d == simulate.DialectGemini && failed) {
-					t.Errorf("%s %s: no provider_request_id", rec.Provider, rec.Status)
+					t.Errorf("%s %s: no upstream_request_id", rec.Provider, rec.Status)
 				}
 			}
 		})
@@ -224,7 +224,7 @@ func TestProviderRequestID_Embed(t *testing.T) {
 	}
 	for _, rec := range recs {
 		if !strings.HasPrefix(rec.ProviderRequestID, "req_") {
-			t.Errorf("%s/%s %s: provider_request_id %q", rec.Provider, rec.Model, rec.Status, rec.ProviderRequestID)
+			t.Errorf("%s/%s %s: upstream_request_id %q", rec.Provider, rec.Model, rec.Status, rec.ProviderRequestID)
 		}
 	}
 }
