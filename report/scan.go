@@ -73,6 +73,7 @@ const (
 	fieldRetryAfterS
 	fieldCost
 	fieldReason
+	fieldUpstreamRequestID
 	fieldDropped
 	fieldDegraded
 	fieldCount
@@ -84,7 +85,7 @@ var fieldNames = [fieldCount]string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt", "failover",
 	"status", "kind", "scope", "action", "phase", "tokens_in", "tokens_out",
 	"tokens_cache_read", "tokens_cache_write", "seconds", "wait_seconds",
-	"retry_after_s", "cost", "reason", "dropped", "degraded",
+	"retry_after_s", "cost", "reason", "upstream_request_id", "dropped", "degraded",
 }
 
 // quotedNames are fieldNames as keys are written: `"time":`.
@@ -346,6 +347,8 @@ func (s *lineScanner) field(f int, rec *ledger.Record) bool {
 		return s.float(&rec.Cost)
 	case fieldReason:
 		return s.str(&rec.Reason, fieldReason)
+	case fieldUpstreamRequestID:
+		return s.str(&rec.ProviderRequestID, fieldUpstreamRequestID)
 	case fieldDropped:
 		return s.strings(&rec.Dropped)
 	case fieldDegraded:
