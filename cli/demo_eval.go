@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/eval"
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/grade"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
@@ -74,7 +74,7 @@ func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	out, err := results.Open(filepath.Join(dir, "eval.jsonl"))
+	out, err := evalresults.Open(filepath.Join(dir, "eval.jsonl"))
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/eval"
-	"github.com/detourhq/detour/eval/results"
 	"github.com/detourhq/detour/eval/suites"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/grade"
 	"github.com/detourhq/detour/internal/durable"
 	"github.com/detourhq/detour/internal/samefile"
@@ -149,9 +149,9 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 		fmt.Fprintf(env.Stdout, "suite %s: every grader passes its %d task(s)' known-good answers and fails their known-bad ones\n", suite.Name, len(suite.Tasks))
 		return nil
 	}
-	out, err := results.Open(f.results)
+	out, err := evalresults.Open(f.results)
 	if err != nil {
-		if errors.Is(err, results.ErrLocked) {
+		if errors.Is(err, evalresults.ErrLocked) {
 			return withCode(ExitFailed, err)
 		}
 		return withCode(ExitUsage, err)
@@ -264,7 +264,7 @@ func judgeVia(r *router.Router, cfg *config.Config, opts config.BuildOptions) gr
 
 // printEvalReport summarises the records and prints the report and the
 // proposal (as JSON with --json), and writes --proposal.
-func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.BuildOptions, suite *grade.Suite, routes []*router.Route, recs []results.Record) error {
+func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.BuildOptions, suite *grade.Suite, routes []*router.Route, recs []evalresults.Record) error {
 	var targets []router.Target
 	for _, r := range routes {
 		targets = append(targets, r.Chain[0])

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/detourhq/detour/eval"
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/grade"
 	sim "github.com/detourhq/detour/simulate"
 )
@@ -257,18 +257,18 @@ tasks:
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	recs, err := results.Read(filepath.Join(dir, "r.jsonl"))
+	recs, err := evalresults.Read(filepath.Join(dir, "r.jsonl"))
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("results: %v, %d records", err, len(recs))
 	}
-	kinds := map[results.Outcome]int{}
+	kinds := map[evalresults.Outcome]int{}
 	for _, r := range recs {
 		kinds[r.Outcome]++
-		if warm := strings.Contains(r.Answer, "(warm)"); warm != (r.Outcome == results.Correct) {
+		if warm := strings.Contains(r.Answer, "(warm)"); warm != (r.Outcome == evalresults.Correct) {
 			t.Errorf("answer %q graded %s", r.Answer, r.Outcome)
 		}
 	}
-	if kinds[results.Correct] == 0 || kinds[results.Wrong] == 0 {
+	if kinds[evalresults.Correct] == 0 || kinds[evalresults.Wrong] == 0 {
 		t.Errorf("outcomes %v: want both warm and cold notes judged", kinds)
 	}
 	// 2 known answers + 4 measured answers judged; 4 measured calls.

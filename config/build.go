@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
 	"github.com/detourhq/detour/wire/anthropic"
@@ -343,12 +343,12 @@ func (b *builder) evalGate(route string, g *EvalGate) (func(*router.Target) (boo
 		path = filepath.Join(filepath.Dir(b.c.File), path)
 	}
 	field := "routes." + route + ".eval_gate.results"
-	recs, err := results.Read(path)
+	recs, err := evalresults.Read(path)
 	if err != nil {
 		pos := b.c.where(field, false)
 		return nil, &Error{File: b.c.File, Line: pos.line, Column: pos.col, Field: field,
 			Msg: fmt.Sprintf("%v: run detour eval --route %s --results %s first, or leave eval_gate out", err, route, g.Results)}
 	}
-	ok := results.Gate(recs, results.GateSettings{Suite: g.Suite, MinAccuracy: g.MinAccuracy, MinAnswers: g.MinAnswers}, g.Results)
+	ok := evalresults.Gate(recs, evalresults.GateSettings{Suite: g.Suite, MinAccuracy: g.MinAccuracy, MinAnswers: g.MinAnswers}, g.Results)
 	return func(t *router.Target) (bool, string) { return ok(t.ID()) }, nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 )
 
 // A route's eval_gate reads the results file beside the config when the
@@ -19,11 +19,11 @@ func TestEvalGate_ApprovesFromTheResultsFile(t *testing.T) {
 	var lines []byte
 	add := func(target, digest string, correct, wrong int, at time.Time) {
 		for i := range correct + wrong {
-			o := results.Correct
+			o := evalresults.Correct
 			if i >= correct {
-				o = results.Wrong
+				o = evalresults.Wrong
 			}
-			b, _ := json.Marshal(results.Record{Suite: "builtin", Digest: digest, Target: target, Task: "t", Rep: i + 1, Outcome: o, Time: at})
+			b, _ := json.Marshal(evalresults.Record{Suite: "builtin", Digest: digest, Target: target, Task: "t", Rep: i + 1, Outcome: o, Time: at})
 			lines = append(append(lines, b...), '\n')
 		}
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/eval"
-	"github.com/detourhq/detour/eval/results"
 	"github.com/detourhq/detour/eval/suites"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/router"
@@ -70,7 +70,7 @@ func TestBuiltinSuite_SeparatesTargetsOfKnownSkill(t *testing.T) {
 		routes = append(routes, &router.Route{Name: tg.ID(), Chain: []router.Target{tg}})
 		targets = append(targets, tg)
 	}
-	out, err := results.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
+	out, err := evalresults.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

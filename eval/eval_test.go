@@ -13,7 +13,7 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/eval"
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/grade"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
@@ -116,7 +116,7 @@ func TestEval_RecoversScriptedFiguresAndProposesTheOrder(t *testing.T) {
 	w := newWorld(t, suite, targets, func(s scripted) *sim.Skill {
 		return &sim.Skill{Answers: pr, Accuracy: s.accuracy, Truncation: s.cut}
 	})
-	out, err := results.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
+	out, err := evalresults.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestEval_RerunMeasuresOnlyWhatIsMissing(t *testing.T) {
 	pr := pairs(t, suite)
 	w := newWorld(t, suite, targets, func(s scripted) *sim.Skill { return &sim.Skill{Answers: pr, Accuracy: s.accuracy} })
 	path := filepath.Join(t.TempDir(), "eval.jsonl")
-	out, err := results.Open(path)
+	out, err := evalresults.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestEval_RerunMeasuresOnlyWhatIsMissing(t *testing.T) {
 	}
 	out.Close()
 	sent := w.srv.Stats().Total()
-	out, err = results.Open(path)
+	out, err = evalresults.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ tasks:
 		t.Fatal(err)
 	}
 	w := newWorld(t, suite, []scripted{{name: "a", accuracy: 1}}, func(scripted) *sim.Skill { return &sim.Skill{} })
-	out, err := results.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
+	out, err := evalresults.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,19 +288,19 @@ func errAs(err error, target **eval.GraderError) bool { return errors.As(err, ta
 func TestSummarize_WarnsWhenTheTopTargetsTieOnEveryTask(t *testing.T) {
 	tasks := []string{"a", "b"}
 	targets := []router.Target{{Provider: "x", Model: "m"}, {Provider: "y", Model: "m"}, {Provider: "z", Model: "m"}}
-	rec := func(target, task string, o results.Outcome) results.Record {
-		return results.Record{Digest: "d", Target: target, Task: task, Rep: 1, Outcome: o}
+	rec := func(target, task string, o evalresults.Outcome) evalresults.Record {
+		return evalresults.Record{Digest: "d", Target: target, Task: task, Rep: 1, Outcome: o}
 	}
-	recs := []results.Record{
-		rec("x/m", "a", results.Correct), rec("x/m", "b", results.Correct),
-		rec("y/m", "a", results.Correct), rec("y/m", "b", results.Correct),
-		rec("z/m", "a", results.Correct), rec("z/m", "b", results.Wrong),
+	recs := []evalresults.Record{
+		rec("x/m", "a", evalresults.Correct), rec("x/m", "b", evalresults.Correct),
+		rec("y/m", "a", evalresults.Correct), rec("y/m", "b", evalresults.Correct),
+		rec("z/m", "a", evalresults.Correct), rec("z/m", "b", evalresults.Wrong),
 	}
 	rep := eval.Summarize("s", "d", tasks, targets, recs)
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "x/m, y/m tie on every task") {
 		t.Fatalf("warnings %q, want x/m and y/m named as a tie", rep.Warnings)
 	}
-	recs[3] = rec("y/m", "b", results.Truncated)
+	recs[3] = rec("y/m", "b", evalresults.Truncated)
 	for _, w := range eval.Summarize("s", "d", tasks, targets, recs).Warnings {
 		if strings.Contains(w, "tie on every task") {
 			t.Fatalf("warning %q, but y/m was cut on task b", w)
@@ -314,7 +314,7 @@ func TestEval_PacesAProvider(t *testing.T) {
 	suite := loadSuite(t, "testdata/sums.yaml")
 	pr := pairs(t, suite)
 	w := newWorld(t, suite, []scripted{{name: "a", accuracy: 1}}, func(s scripted) *sim.Skill { return &sim.Skill{Answers: pr, Accuracy: 1} })
-	out, err := results.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
+	out, err := evalresults.Open(filepath.Join(t.TempDir(), "eval.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/detourhq/detour/clock"
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/grade"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
@@ -97,7 +97,7 @@ func (r *Runner) Check(ctx context.Context) error {
 // Run checks the graders, then makes every call out does not hold yet,
 // appending each result as it comes. It returns when every call is made
 // or ctx ends (the calls in flight then go unwritten).
-func (r *Runner) Run(ctx context.Context, out *results.File) (Progress, error) {
+func (r *Runner) Run(ctx context.Context, out *evalresults.File) (Progress, error) {
 	if err := r.Check(ctx); err != nil {
 		return Progress{}, err
 	}
@@ -154,7 +154,7 @@ func (r *Runner) Run(ctx context.Context, out *results.File) (Progress, error) {
 					p.Warning = rec.Why
 				case err == nil:
 					p.Done++
-					if rec.Outcome == results.Error {
+					if rec.Outcome == evalresults.Error {
 						p.Errors++
 					}
 				}
@@ -201,7 +201,7 @@ func (r *Runner) limiters() map[string]*rate.Limiter {
 // call makes one call and grades its answer. graded is false when the
 // answer could not be graded (a judge that failed): nothing is written.
 // err is an error of the run (a cancelled context), not of the call.
-func (r *Runner) call(ctx context.Context, limits map[string]*rate.Limiter, digest string, j job) (rec results.Record, graded bool, err error) {
+func (r *Runner) call(ctx context.Context, limits map[string]*rate.Limiter, digest string, j job) (rec evalresults.Record, graded bool, err error) {
 	t := &j.route.Chain[0]
 	if l := limits[t.Provider]; l != nil {
 		if err := l.Wait(ctx); err != nil {
@@ -209,7 +209,7 @@ func (r *Runner) call(ctx context.Context, limits map[string]*rate.Limiter, dige
 		}
 	}
 	clk := clock.Or(r.Clock)
-	rec = results.Record{Suite: r.Suite.Name, Digest: digest, Target: t.ID(), Task: j.task.ID, Rep: j.rep, Time: clk.Now().UTC()}
+	rec = evalresults.Record{Suite: r.Suite.Name, Digest: digest, Target: t.ID(), Task: j.task.ID, Rep: j.rep, Time: clk.Now().UTC()}
 	req := &llm.Request{MaxTokens: j.task.MaxTokens}
 	if j.task.System != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: j.task.System})
@@ -224,7 +224,7 @@ func (r *Runner) call(ctx context.Context, limits map[string]*rate.Limiter, dige
 		rec.RequestID = res.RequestID
 	}
 	if cerr != nil {
-		rec.Outcome, rec.Why = results.Error, oneLine(cerr.Error(), 300)
+		rec.Outcome, rec.Why = evalresults.Error, oneLine(cerr.Error(), 300)
 		var re *router.Error
 		if errors.As(cerr, &re) {
 			rec.RequestID = re.RequestID
@@ -235,9 +235,9 @@ func (r *Runner) call(ctx context.Context, limits map[string]*rate.Limiter, dige
 	resp := res.Response
 	rec.Model, rec.TokensIn, rec.TokensOut = resp.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens
 	rec.Cost = t.Cost(resp.Usage)
-	rec.Answer = cut(resp.Message.Content, results.MaxAnswer)
+	rec.Answer = cut(resp.Message.Content, evalresults.MaxAnswer)
 	if resp.FinishReason == llm.FinishLength {
-		rec.Outcome = results.Truncated
+		rec.Outcome = evalresults.Truncated
 		return rec, true, nil
 	}
 	v, gerr := j.task.Grade(ctx, r.Env, resp.Message.Content)
@@ -245,9 +245,9 @@ func (r *Runner) call(ctx context.Context, limits map[string]*rate.Limiter, dige
 		rec.Why = fmt.Sprintf("%s on %s: could not grade: %s", t.ID(), j.task.ID, oneLine(gerr.Error(), 200))
 		return rec, false, nil
 	}
-	rec.Outcome = results.Wrong
+	rec.Outcome = evalresults.Wrong
 	if v.Pass {
-		rec.Outcome = results.Correct
+		rec.Outcome = evalresults.Correct
 	}
 	rec.Why = v.Why
 	return rec, true, nil

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/router"
 )
 
@@ -70,7 +70,7 @@ type Report struct {
 // Summarize reads the records of the suite version digest for targets
 // (in that order) and tasks; records of other targets or versions are
 // left out.
-func Summarize(suite, digest string, tasks []string, targets []router.Target, recs []results.Record) Report {
+func Summarize(suite, digest string, tasks []string, targets []router.Target, recs []evalresults.Record) Report {
 	rep := Report{Suite: suite, Digest: digest, Tasks: tasks}
 	idx := map[string]int{}
 	for i, t := range targets {
@@ -90,12 +90,12 @@ func Summarize(suite, digest string, tasks []string, targets []router.Target, re
 		t.Attempted++
 		ts.Calls++
 		switch r.Outcome {
-		case results.Correct:
+		case evalresults.Correct:
 			t.Correct++
 			ts.Correct++
-		case results.Wrong:
+		case evalresults.Wrong:
 			t.Wrong++
-		case results.Truncated:
+		case evalresults.Truncated:
 			t.Truncated++
 		default:
 			t.Errors++

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/detourhq/detour/eval/results"
+	"github.com/detourhq/detour/evalresults"
 	sim "github.com/detourhq/detour/simulate"
 )
 
@@ -28,12 +28,12 @@ func gatedResults(t *testing.T) string {
 	var lines []byte
 	for i, r := range []struct {
 		target string
-		out    results.Outcome
+		out    evalresults.Outcome
 	}{
-		{"p1/alt", results.Wrong}, {"p1/alt", results.Wrong}, {"p1/alt", results.Correct}, {"p1/alt", results.Wrong}, {"p1/alt", results.Wrong},
-		{"p2/m", results.Correct}, {"p2/m", results.Correct}, {"p2/m", results.Correct}, {"p2/m", results.Correct}, {"p2/m", results.Correct},
+		{"p1/alt", evalresults.Wrong}, {"p1/alt", evalresults.Wrong}, {"p1/alt", evalresults.Correct}, {"p1/alt", evalresults.Wrong}, {"p1/alt", evalresults.Wrong},
+		{"p2/m", evalresults.Correct}, {"p2/m", evalresults.Correct}, {"p2/m", evalresults.Correct}, {"p2/m", evalresults.Correct}, {"p2/m", evalresults.Correct},
 	} {
-		b, _ := json.Marshal(results.Record{Suite: "builtin", Digest: "d", Target: r.target, Task: "t", Rep: i + 1, Outcome: r.out,
+		b, _ := json.Marshal(evalresults.Record{Suite: "builtin", Digest: "d", Target: r.target, Task: "t", Rep: i + 1, Outcome: r.out,
 			Time: time.Unix(int64(i), 0)})
 		lines = append(append(lines, b...), '\n')
 	}
