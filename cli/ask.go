@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
@@ -90,7 +91,7 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	if err := checkStart(route, f.start); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if err := checkFiles(stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath), configInput(cfg)); err != nil {
+	if err := checkFiles(stateFiles(cfg, env, health.StoreSQLite, f.ledgerPath), configInput(cfg)); err != nil {
 		return err
 	}
 	r, closeRouter, err := openRouter(cmd.Context(), cfg, env, f.ledgerPath)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/detourhq/detour/batch"
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/internal/samefile"
 	"github.com/detourhq/detour/policy"
 	"github.com/detourhq/detour/router"
@@ -117,7 +118,7 @@ func runBatch(cmd *cobra.Command, env Env, f batchFlags, inPath string) error {
 	if err != nil {
 		return err
 	}
-	outputs := append(stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath),
+	outputs := append(stateFiles(cfg, env, health.StoreSQLite, f.ledgerPath),
 		samefile.File{What: "-o", Path: f.output, Fix: "choose another -o"})
 	if err := checkFiles(outputs, samefile.File{What: "the input", Path: inPath}, configInput(cfg)); err != nil {
 		return err

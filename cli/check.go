@@ -364,11 +364,11 @@ func runCheck(cmd *cobra.Command, env Env) (checkReport, error) {
 // parked or on trial at now, and what is used of each quota the routes
 // declare.
 func healthReport(cfg *config.Config, env Env, routes map[string]*router.Route, now time.Time) (checkHealth, error) {
-	spec, err := healthSpec(cfg, env, config.StoreSQLite, "")
+	spec, err := healthSpec(cfg, env, health.StoreSQLite, "")
 	if err != nil {
 		return checkHealth{}, err
 	}
-	if spec.Kind == config.StoreSQLite {
+	if spec.Kind == health.StoreSQLite {
 		if _, err := os.Stat(spec.Path); errors.Is(err, fs.ErrNotExist) {
 			// check makes no file: the first ask does.
 			return checkHealth{Store: health.Status{Kind: string(spec.Kind), Where: spec.Path, Up: true,
@@ -376,7 +376,7 @@ func healthReport(cfg *config.Config, env Env, routes map[string]*router.Route, 
 				Quotas: quotaReport(cfg.RouteNames(), routes, nil, now)}, nil
 		}
 	}
-	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, "", warnLogger(env.Stderr))
+	hb, closeHealth, err := openHealth(cfg, env, health.StoreSQLite, "", warnLogger(env.Stderr))
 	if err != nil {
 		return checkHealth{}, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/detourhq/detour/eval/suites"
 	"github.com/detourhq/detour/evalresults"
 	"github.com/detourhq/detour/grade"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/internal/durable"
 	"github.com/detourhq/detour/internal/samefile"
 	"github.com/detourhq/detour/llm"
@@ -188,7 +189,7 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 // evalOutputs are the files a run writes: the ledger and health store,
 // then --results (unless --check, which writes none) and --proposal.
 func evalOutputs(cfg *config.Config, env Env, f evalFlags) []samefile.File {
-	out := stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath)
+	out := stateFiles(cfg, env, health.StoreSQLite, f.ledgerPath)
 	if !f.checkOnly {
 		out = append(out, samefile.File{What: "--results", Path: f.results, Fix: "choose another --results"},
 			samefile.File{What: "--proposal", Path: f.proposal, Fix: "choose another --proposal"})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/internal/samefile"
 )
 
@@ -10,10 +11,10 @@ import (
 // health store's file (def as openHealth takes it), the ledger first.
 // A store that is not a file, or a health.store that does not read
 // (openHealth says why), adds none.
-func stateFiles(cfg *config.Config, env Env, def config.StoreKind, ledgerFlag string) []samefile.File {
+func stateFiles(cfg *config.Config, env Env, def health.StoreKind, ledgerFlag string) []samefile.File {
 	out := []samefile.File{{What: "the ledger", Path: ledgerPath(ledgerFlag, env),
 		Fix: `set --ledger or $DETOUR_LEDGER to another file ("-" for none)`}}
-	if spec, err := healthSpec(cfg, env, def, ledgerFlag); err == nil && spec.Kind == config.StoreSQLite {
+	if spec, err := healthSpec(cfg, env, def, ledgerFlag); err == nil && spec.Kind == health.StoreSQLite {
 		out = append(out, samefile.File{What: "the health store", Path: spec.Path,
 			Fix: "set health.store (or $DETOUR_HEALTH_STORE) to sqlite:ANOTHER-FILE"})
 	}

@@ -20,11 +20,11 @@ const healthFile = "health.db"
 // SQLite file's path filled in: beside the ledger (ledgerFlag as --ledger
 // reads it), else in detour's state directory. A SQLite store with no path
 // to be found is memory.
-func healthSpec(cfg *config.Config, env Env, def config.StoreKind, ledgerFlag string) (config.StoreSpec, error) {
+func healthSpec(cfg *config.Config, env Env, def health.StoreKind, ledgerFlag string) (health.StoreSpec, error) {
 	spec := cfg.Store()
 	if v := env.Getenv("DETOUR_HEALTH_STORE"); v != "" {
 		if v == "-" {
-			v = string(config.StoreMemory)
+			v = string(health.StoreMemory)
 		}
 		s, err := config.ParseStore(v)
 		if err != nil {
@@ -35,9 +35,9 @@ func healthSpec(cfg *config.Config, env Env, def config.StoreKind, ledgerFlag st
 	if spec.Kind == "" {
 		spec.Kind = def
 	}
-	if spec.Kind == config.StoreSQLite && spec.Path == "" {
+	if spec.Kind == health.StoreSQLite && spec.Path == "" {
 		if spec.Path = healthPath(ledgerFlag, env); spec.Path == "" {
-			spec.Kind = config.StoreMemory
+			spec.Kind = health.StoreMemory
 		}
 	}
 	return spec, nil
@@ -50,12 +50,13 @@ func healthSpec(cfg *config.Config, env Env, def config.StoreKind, ledgerFlag st
 // store that cannot be used falls back to memory with one warning on log:
 // health is never why a command fails; only a Redis URL that cannot be
 // read is an error.
-func openHealth(cfg *config.Config, env Env, def config.StoreKind, ledgerFlag string, log *slog.Logger) (*health.Breaker, func(), error) {
+func openHealth(cfg *config.Config, env Env, def health.StoreKind, ledgerFlag string, log *slog.Logger) (*health.Breaker, func(), error) {
 	spec, err := healthSpec(cfg, env, def, ledgerFlag)
 	if err != nil {
 		return nil, nil, err
 	}
-	hb, closeStore, err := stores.Open(spec, cfg.Health, env.Getenv, log)
+	hb, closeStore, err := stores.Open(spec, stores.Options{Settings: cfg.Health.Settings, Namespace: cfg.Health.Namespace,
+		Password: cfg.Health.StorePassword(env.Getenv), Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}

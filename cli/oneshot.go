@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/router"
 )
 
@@ -17,7 +18,7 @@ func openRouter(ctx context.Context, cfg *config.Config, env Env, ledgerFlag str
 	if err != nil {
 		return nil, nil, err
 	}
-	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, ledgerFlag, warnLogger(env.Stderr))
+	hb, closeHealth, err := openHealth(cfg, env, health.StoreSQLite, ledgerFlag, warnLogger(env.Stderr))
 	if err != nil {
 		closeSink()
 		return nil, nil, err

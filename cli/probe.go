@@ -15,6 +15,7 @@ import (
 
 	"github.com/detourhq/detour/clock"
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/probe"
 	"github.com/detourhq/detour/router"
@@ -90,7 +91,7 @@ func runProbe(cmd *cobra.Command, env Env, f probeFlags) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if err := checkFiles(stateFiles(cfg, env, config.StoreSQLite, f.ledgerPath), configInput(cfg)); err != nil {
+	if err := checkFiles(stateFiles(cfg, env, health.StoreSQLite, f.ledgerPath), configInput(cfg)); err != nil {
 		return err
 	}
 	sink, closeSink, err := openLedger(f.ledgerPath, env)
@@ -98,7 +99,7 @@ func runProbe(cmd *cobra.Command, env Env, f probeFlags) error {
 		return withCode(ExitConfig, err)
 	}
 	defer closeSink()
-	hb, closeHealth, err := openHealth(cfg, env, config.StoreSQLite, f.ledgerPath, warnLogger(env.Stderr))
+	hb, closeHealth, err := openHealth(cfg, env, health.StoreSQLite, f.ledgerPath, warnLogger(env.Stderr))
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}

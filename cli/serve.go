@@ -17,6 +17,7 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/gateway"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/internal/residency"
 	"github.com/detourhq/detour/probe"
 )
@@ -119,7 +120,7 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkFiles(stateFiles(cfg, env, config.StoreMemory, f.ledgerPath), configInput(cfg)); err != nil {
+	if err := checkFiles(stateFiles(cfg, env, health.StoreMemory, f.ledgerPath), configInput(cfg)); err != nil {
 		return err
 	}
 	sink, closeSink, err := openLedger(f.ledgerPath, env)
@@ -128,7 +129,7 @@ func runServe(cmd *cobra.Command, env Env, f serveFlags) error {
 	}
 	defer closeSink()
 	log := slog.New(handler)
-	hb, closeHealth, err := openHealth(cfg, env, config.StoreMemory, f.ledgerPath, log)
+	hb, closeHealth, err := openHealth(cfg, env, health.StoreMemory, f.ledgerPath, log)
 	if err != nil {
 		return withCode(ExitConfig, err)
 	}

@@ -295,7 +295,7 @@ type Health struct {
 	// default.
 	health.Settings
 	// Store is where the breaker's state lives, as written (see
-	// StoreSpec): "" (the command's default), "memory", "sqlite",
+	// health.StoreSpec): "" (the command's default), "memory", "sqlite",
 	// "sqlite:PATH", or a redis:// or rediss:// URL.
 	Store string
 	// StorePasswordEnv names the environment variable holding the Redis

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/detourhq/detour/health"
 )
 
 // MinKeyLen is the shortest provider key detour accepts from the
@@ -90,7 +92,7 @@ func (c *Config) StoreEnv(getenv func(string) string) Errors {
 	fail := func(sentinel error, format string, args ...any) Errors {
 		return Errors{&Error{File: c.File, Line: pos.line, Column: pos.col, Field: field, Msg: fmt.Sprintf(format, args...), Err: sentinel}}
 	}
-	if c.Store().Kind != StoreRedis {
+	if c.Store().Kind != health.StoreRedis {
 		return fail(nil, "only a redis:// store reads a password: set health.store to its URL, or leave store_password_env out")
 	}
 	if strings.TrimSpace(getenv(env)) == "" {

@@ -6,20 +6,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/detourhq/detour/health"
 )
 
 func TestParse_HealthStore(t *testing.T) {
 	const prov = "providers:\n  local: {dialect: openai, base_url: \"http://127.0.0.1:9/v1\", key_env: \"\"}\n"
 	for _, tc := range []struct {
 		store string
-		want  StoreSpec
+		want  health.StoreSpec
 	}{
-		{"", StoreSpec{}},
-		{"memory", StoreSpec{Kind: StoreMemory}},
-		{"sqlite", StoreSpec{Kind: StoreSQLite}},
-		{"sqlite:/var/lib/detour/health.db", StoreSpec{Kind: StoreSQLite, Path: "/var/lib/detour/health.db"}},
-		{"redis://cache:6379/2", StoreSpec{Kind: StoreRedis, URL: "redis://cache:6379/2"}},
-		{"rediss://user@cache:6380", StoreSpec{Kind: StoreRedis, URL: "rediss://user@cache:6380"}},
+		{"", health.StoreSpec{}},
+		{"memory", health.StoreSpec{Kind: health.StoreMemory}},
+		{"sqlite", health.StoreSpec{Kind: health.StoreSQLite}},
+		{"sqlite:/var/lib/detour/health.db", health.StoreSpec{Kind: health.StoreSQLite, Path: "/var/lib/detour/health.db"}},
+		{"redis://cache:6379/2", health.StoreSpec{Kind: health.StoreRedis, URL: "redis://cache:6379/2"}},
+		{"rediss://user@cache:6380", health.StoreSpec{Kind: health.StoreRedis, URL: "rediss://user@cache:6380"}},
 	} {
 		src := prov
 		if tc.store != "" {
@@ -70,7 +72,7 @@ func FuzzParseStore(f *testing.F) {
 		if v != "" && s.Kind == "" {
 			t.Fatalf("%q read as no store", v)
 		}
-		if s.Kind == StoreRedis {
+		if s.Kind == health.StoreRedis {
 			if u, err := url.Parse(s.URL); err == nil {
 				if _, set := u.User.Password(); set {
 					t.Fatalf("%q kept a password in %q", v, s.URL)

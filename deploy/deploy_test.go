@@ -29,6 +29,7 @@ import (
 
 	"github.com/detourhq/detour/cli"
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 )
 
 // update rewrites kubernetes/configmap.yaml from detour.yaml.
@@ -214,7 +215,7 @@ func TestSample_PassesDetoursOwnChecks(t *testing.T) {
 	}
 	// The fleet shares Redis: the host compose.yaml and
 	// kubernetes/redis.yaml name.
-	if s := c.Store(); s.Kind != config.StoreRedis || !strings.HasPrefix(s.URL, "redis://redis:6379/") {
+	if s := c.Store(); s.Kind != health.StoreRedis || !strings.HasPrefix(s.URL, "redis://redis:6379/") {
 		t.Errorf("health.store = %+v, want redis://redis:6379/N (the redis of compose.yaml and kubernetes/redis.yaml)", s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 )
 
 const unitPath = "systemd/detour.service"
@@ -76,7 +77,7 @@ func TestSystemd_UnitRunsTheSampleAndReloadsOnSIGHUP(t *testing.T) {
 	// place the unit may write), overriding the sample's Redis.
 	if v, ok := env["DETOUR_HEALTH_STORE"]; ok {
 		spec, err := config.ParseStore(v)
-		if err != nil || spec.Kind == config.StoreSQLite && path.Dir(spec.Path) != state {
+		if err != nil || spec.Kind == health.StoreSQLite && path.Dir(spec.Path) != state {
 			t.Errorf("DETOUR_HEALTH_STORE=%s: %v; a SQLite file must be in %s", v, err, state)
 		}
 	}

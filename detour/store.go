@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/health/stores"
 	"github.com/detourhq/detour/ledger"
@@ -49,7 +48,7 @@ func (c *Client) openHealth(s *settings) (*health.Breaker, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	spec := c.cfg.Store()
-	if spec.Kind == config.StoreSQLite && spec.Path == "" {
+	if spec.Kind == health.StoreSQLite && spec.Path == "" {
 		if len(s.ledgerPaths) > 0 {
 			spec.Path = filepath.Join(filepath.Dir(s.ledgerPaths[0]), healthFile)
 		} else {
@@ -61,7 +60,8 @@ func (c *Client) openHealth(s *settings) (*health.Breaker, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	hb, closeStore, err := stores.Open(spec, c.cfg.Health, getenv, log)
+	hb, closeStore, err := stores.Open(spec, stores.Options{Settings: c.cfg.Health.Settings, Namespace: c.cfg.Health.Namespace,
+		Password: c.cfg.Health.StorePassword(getenv), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("detour: %w", err)
 	}
