@@ -20,6 +20,9 @@ import (
 //	POST /admin/park      {"target": "groq/llama-3.3-70b-versatile", "for": "30m", "reason": "..."}
 //	POST /admin/release   {"target": "groq/llama-3.3-70b-versatile"}
 //
+// A release answers which health keys it released and, with 409, which
+// it left parked and why (see adminRelease).
+//
 // They take the key of gateway.admin_key_env ("Authorization: Bearer KEY");
 // without one set they answer loopback clients only. A client key never
 // opens them.
@@ -98,12 +101,7 @@ func (s *Server) adminPark(w http.ResponseWriter, r *http.Request, park bool) {
 		return
 	}
 	if !park {
-		released := s.releaseKeys(keys, now)
-		status := "released"
-		if len(released) == 0 {
-			status = "not parked"
-		}
-		writeJSONBody(w, http.StatusOK, map[string]any{"status": status, "target": in.Target, "released": released, "keys": keys})
+		s.adminRelease(w, in.Target, keys, now)
 		return
 	}
 	d := time.Hour
@@ -122,6 +120,33 @@ func (s *Server) adminPark(w http.ResponseWriter, r *http.Request, park bool) {
 	}
 	e := s.health.Get(keys[0], now)
 	writeJSONBody(w, http.StatusOK, map[string]any{"status": "parked", "target": in.Target, "keys": keys, "until": e.Until.UTC()})
+}
+
+// adminRelease releases keys, what target names, and answers which it
+// released and which it did not, and why: 200 "released" (or "not
+// parked", when none was), else 409 "not released" or "partly released"
+// with each key left parked under "not_released". A store that is down
+// leaves the release in this process's memory: "note" says so.
+func (s *Server) adminRelease(w http.ResponseWriter, target string, keys []string, now time.Time) {
+	released, kept := s.releaseKeys(keys, now)
+	status, code := "released", http.StatusOK
+	switch {
+	case len(kept) > 0 && len(released) > 0:
+		status, code = "partly released", http.StatusConflict
+	case len(kept) > 0:
+		status, code = "not released", http.StatusConflict
+	case len(released) == 0:
+		status = "not parked"
+	}
+	out := map[string]any{"status": status, "target": target, "released": released, "keys": keys}
+	if len(kept) > 0 {
+		out["not_released"] = kept
+	}
+	if st := s.health.StoreStatus(); !st.Up && len(released) > 0 {
+		out["note"] = "the health store (" + st.Kind + ") is down (" + st.Detail + "): the release holds in this process's " +
+			"memory; processes sharing the store see it once the store is back, where the store syncs"
+	}
+	writeJSONBody(w, code, out)
 }
 
 // writeJSONBody writes v as an indented JSON response.

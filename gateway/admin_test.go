@@ -12,6 +12,7 @@ import (
 
 	"github.com/detourhq/detour/config"
 	"github.com/detourhq/detour/gateway"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	sim "github.com/detourhq/detour/simulate"
 )
@@ -43,6 +44,13 @@ func newReloadable(t *testing.T, text string, env map[string]string) *reloadable
 // newReloadableWith is newReloadable with upstreams p1 and p2 of its own.
 func newReloadableWith(t *testing.T, text string, env map[string]string, p1, p2 sim.Provider) *reloadable {
 	t.Helper()
+	return newReloadableHealth(t, text, env, nil, p1, p2)
+}
+
+// newReloadableHealth is newReloadableWith keeping health in hb (nil: a
+// breaker in memory).
+func newReloadableHealth(t *testing.T, text string, env map[string]string, hb *health.Breaker, p1, p2 sim.Provider) *reloadable {
+	t.Helper()
 	srv, err := sim.Start(p1, p2)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +67,7 @@ func newReloadableWith(t *testing.T, text string, env map[string]string, p1, p2 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.gw, err = gateway.New(gateway.Config{File: cfg, Ledger: g.book, Reread: read, Getenv: func(k string) string { return env[k] },
+	g.gw, err = gateway.New(gateway.Config{File: cfg, Ledger: g.book, Reread: read, Getenv: func(k string) string { return env[k] }, Health: hb,
 		Logger: slog.New(slog.NewTextHandler(g.logs, nil))})
 	if err != nil {
 		t.Fatal(err)

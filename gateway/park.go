@@ -20,7 +20,10 @@ import (
 //     targets:): park parks its own key; release releases all three, so
 //     it gets traffic again whichever of them parked it;
 //   - a provider's name ("groq"): park parks its account (every target
-//     billed to its key); release releases its account and its endpoint;
+//     billed to its key); release releases its account, its endpoint and
+//     the own keys of its targets (those configured, and those the store
+//     holds: targets clients named directly), so that none of its targets
+//     stays parked;
 //   - a health key as GET /admin/health shows it ("account:groq",
 //     "endpoint:api.groq.com:443", a target named directly by a client):
 //     that key alone.
@@ -50,7 +53,7 @@ func (s *Server) parkKeys(name string, park bool, now time.Time) ([]string, *api
 		if park {
 			return []string{t.AccountKey()}, nil
 		}
-		return []string{t.AccountKey(), t.EndpointKey()}, nil
+		return s.providerKeys(v, name, t, now), nil
 	}
 	if s.healthKeyKnown(v, name, now) {
 		return []string{name}, nil
@@ -98,16 +101,74 @@ func (s *Server) healthKeyKnown(v *view, key string, now time.Time) bool {
 	return false
 }
 
-// releaseKeys releases keys and returns those that were not closed.
-func (s *Server) releaseKeys(keys []string, now time.Time) []string {
-	released := []string{}
-	for _, k := range keys {
-		if s.health.Get(k, now).State != health.Closed {
-			released = append(released, k)
+// providerKeys returns the keys a release of provider name frees: its
+// account's and endpoint's (those of t, a target of it), then the keys of
+// each of its configured targets, then the targets of it the store holds
+// (named directly by clients), each once.
+func (s *Server) providerKeys(v *view, name string, t *router.Target, now time.Time) []string {
+	keys := []string{t.AccountKey(), t.EndpointKey()}
+	add := func(k string) {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
-		s.health.Release(k, now)
 	}
-	return released
+	for _, id := range slices.Sorted(maps.Keys(v.knownTargets)) {
+		if !strings.HasPrefix(id, name+"/") {
+			continue
+		}
+		if ct, err := s.targetOf(v, id); err == nil {
+			for _, k := range ct.HealthKeys() {
+				add(k)
+			}
+		}
+	}
+	for _, e := range s.health.Snapshot(now) {
+		if strings.HasPrefix(e.Key, name+"/") {
+			add(e.Key)
+		}
+	}
+	return keys
+}
+
+// keptPark is a key a release left parked, and why.
+type keptPark struct {
+	Key    string    `json:"key"`
+	State  string    `json:"state"`
+	Until  time.Time `json:"until,omitzero"`
+	Reason string    `json:"reason,omitempty"`
+	// Why says what kept it: the store refused the write, or it reads
+	// parked again after the release.
+	Why string `json:"why"`
+}
+
+// releaseKeys releases every key of keys that is not closed, reads each
+// again, and returns those it released and those it read still parked
+// (kept), with why.
+func (s *Server) releaseKeys(keys []string, now time.Time) (released []string, kept []keptPark) {
+	released = []string{}
+	for _, k := range keys {
+		if s.health.Get(k, now).State == health.Closed {
+			continue
+		}
+		err := s.health.Release(k, now)
+		e := s.health.Get(k, now)
+		if err == nil && e.State == health.Closed {
+			released = append(released, k)
+			continue
+		}
+		kp := keptPark{Key: k, State: string(e.State), Until: e.Until.UTC(), Reason: e.Reason}
+		if e.State == health.Closed {
+			kp.Until = time.Time{}
+		}
+		if err != nil {
+			kp.Why = "the health store did not take the release: " + s.scrub(err.Error())
+		} else {
+			kp.Why = "the health store reads it " + string(e.State) + " again after the release: something parked it anew " +
+				"(the store does not say what); release it again, or wait for its park to end"
+		}
+		kept = append(kept, kp)
+	}
+	return released, kept
 }
 
 // firstFew returns the first ten of names, and "..." when there are more.

@@ -276,9 +276,11 @@ func (b *Breaker) Wall(key string, until time.Time, reason string, now time.Time
 
 // Release closes key at once, whatever parked it: its failures are
 // forgotten and permits issued before are stale. An operator's "it is back"
-// (the gateway's admin endpoint); a key never seen is left alone.
-func (b *Breaker) Release(key string, now time.Time) {
-	_ = b.update(key, now, func(e *Entry) bool {
+// (the gateway's admin endpoint); a key never seen is left alone. The
+// error is the store's, when it could not write the release: key's park
+// then stands.
+func (b *Breaker) Release(key string, now time.Time) error {
+	return b.update(key, now, func(e *Entry) bool {
 		if e.State == "" || e.Generation == 0 {
 			return false
 		}
