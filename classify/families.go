@@ -43,6 +43,7 @@ var families = []family{
 	{name: "context window", scope: ScopeTarget, msgs: contextWindow},
 	{name: "retired or unknown model", scope: ScopeTarget, codes: retiredModelCodes, msgs: retiredModels},
 	{name: "disabled account", scope: ScopeAccount, codes: disabledAccountCodes, msgs: disabledAccounts},
+	{name: "no credits", scope: ScopeAccount, msgs: noCredits},
 	{name: "unsupported operation", scope: ScopeTarget, codes: unsupportedOpCodes, msgs: unsupportedOps},
 	{name: "model cannot load", scope: ScopeTarget, msgs: cannotLoad},
 	{name: "moderation", scope: ScopeAttempt, codes: moderationCodes, msgs: moderation},
@@ -98,6 +99,12 @@ var disabledAccounts = []msgRow{
 	has(Wall, "account not in good standing", "good standing"),                                // rules alibaba-doc-400-arrearage
 	re(Wall, "account not allowed this operation", `\baccount is not authorized to invoke\b`), // rules bedrock-repost-400-not-authorized-to-invoke
 	has(Wall, "balance exhausted", "余额不足"),                                                    // Zhipu 1113 (docs.bigmodel.cn), DashScope Arrearage (help.aliyun.com error codes)
+}
+
+// noCredits: the account's prepaid money is spent; every target on the
+// key is dry until someone pays (a wall, not a retry).
+var noCredits = []msgRow{
+	re(Wall, "no credits left", `\binsufficient (?:credits?|balance|funds)\b`), // OpenRouter docs api-reference/errors: 402 "Your account or API key has insufficient credits. Add more credits and retry the request."
 }
 
 // unsupportedOpCodes: this model or server does not do what was asked

@@ -17,6 +17,7 @@ import (
 
 	"github.com/detourhq/detour/classify"
 	"github.com/detourhq/detour/config"
+	"github.com/detourhq/detour/health"
 	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/policy"
@@ -37,13 +38,21 @@ type Explanation struct {
 	RetryAfterS *float64 `json:"retry_after_s"`
 	// ParkUntil is when the target would be tried again, when parked.
 	ParkUntil *time.Time `json:"park_until,omitempty"`
-	Action    string     `json:"action"`
-	Why       string     `json:"why"`
-	Reason    string     `json:"reason"`
-	Detail    string     `json:"detail,omitempty"`
+	// ParkDefault is set when the response names no reset, so the park
+	// lasts health.wall_cooldown (ParkUntil is now plus its default).
+	ParkDefault bool   `json:"park_default,omitempty"`
+	Action      string `json:"action"`
+	Why         string `json:"why"`
+	Reason      string `json:"reason"`
+	Detail      string `json:"detail,omitempty"`
 	// StatusAlone is set when only the HTTP status decided the kind: the
 	// body held no code or message detour knows (the reason says so too).
 	StatusAlone bool `json:"status_alone,omitempty"`
+	// UpstreamRequestID is the provider's own id of the exchange (its
+	// x-request-id, request-id, cf-ray, ... header, or a request_id in the
+	// body): what its support desk asks for, and the ledger's
+	// upstream_request_id.
+	UpstreamRequestID string `json:"upstream_request_id,omitempty"`
 }
 
 func newExplain(env Env) *cobra.Command {
@@ -150,10 +159,16 @@ func ExplainError(err error, now time.Time) *Explanation {
 		if until.IsZero() {
 			until = f.Until
 		}
-		if !until.IsZero() {
-			u := until.UTC()
-			ex.ParkUntil = &u
+		if until.IsZero() {
+			// what health.Breaker.Park does with no reset named
+			until, ex.ParkDefault = now.Add(health.DefaultWallCooldown), true
 		}
+		u := until.UTC()
+		ex.ParkUntil = &u
+	}
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		ex.UpstreamRequestID = llm.ProviderRequestID(pe.Header, pe.Body)
 	}
 	return ex
 }
@@ -221,6 +236,10 @@ func printExplanation(w io.Writer, ex *Explanation, now time.Time) {
 	}
 	if ex.ParkUntil != nil {
 		fmt.Fprintf(w, "parked:  until %s\n", parkTime(*ex.ParkUntil, now))
+		if ex.ParkDefault {
+			fmt.Fprintf(w, "         the response names no reset, so the park lasts health.wall_cooldown (%s unless the config sets it)\n",
+				health.DefaultWallCooldown)
+		}
 	}
 	fmt.Fprintf(w, "action:  %s (%s)\n", ex.Action, ex.Why)
 	fmt.Fprintf(w, "reason:  %s\n", ex.Reason)
@@ -230,6 +249,9 @@ func printExplanation(w io.Writer, ex *Explanation, now time.Time) {
 	}
 	if ex.Detail != "" && ex.Detail != ex.Reason {
 		fmt.Fprintf(w, "message: %s\n", ex.Detail)
+	}
+	if ex.UpstreamRequestID != "" {
+		fmt.Fprintf(w, "request: %s (the provider's id of this exchange: give it to its support desk)\n", ex.UpstreamRequestID)
 	}
 	fmt.Fprintln(w, actionHelp(ex))
 }

@@ -224,3 +224,54 @@ func TestExplain_StatusAlone(t *testing.T) {
 		t.Fatalf("a body detour knows explained as status alone:\n%s", out)
 	}
 }
+
+// TestExplain_ParkTimeAndUpstreamRequestID: a wall that names no reset
+// shows the park health.wall_cooldown gives it (the final line's "the time
+// above" is on screen), and the provider's own request id is shown from its
+// header, or from an Anthropic error body's request_id, in text and JSON.
+func TestExplain_ParkTimeAndUpstreamRequestID(t *testing.T) {
+	raw := "HTTP/2 402\r\ncontent-type: application/json\r\nx-request-id: req_7f3a9\r\n\r\n" +
+		`{"error":{"message":"Insufficient credits. Add more using https://openrouter.ai/credits","code":402}}`
+	before := time.Now()
+	code, out, errOut := run(t, nil, raw, "explain", "--provider", "openrouter")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"parked:  until ", "(in 5m0s)", "health.wall_cooldown", "request: req_7f3a9", "no sends until the time above"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	_, out, _ = run(t, nil, raw, "explain", "--provider", "openrouter", "--json")
+	var got struct {
+		Kind              string     `json:"kind"`
+		Scope             string     `json:"scope"`
+		ParkUntil         *time.Time `json:"park_until"`
+		ParkDefault       bool       `json:"park_default"`
+		UpstreamRequestID string     `json:"upstream_request_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if got.Kind != "wall" || got.Scope != "account" || !got.ParkDefault || got.UpstreamRequestID != "req_7f3a9" || got.ParkUntil == nil {
+		t.Fatalf("explain --json = %+v", got)
+	}
+	if d := got.ParkUntil.Sub(before); d < 5*time.Minute-time.Second || d > 5*time.Minute+time.Minute {
+		t.Errorf("park_until %s is %s after the run, want health's default wall cooldown (5m)", got.ParkUntil, d)
+	}
+
+	// Anthropic names its request in the body of an error.
+	body := "HTTP/1.1 529\r\ncontent-type: application/json\r\n\r\n" +
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`
+	_, out, _ = run(t, nil, body, "explain", "--provider", "anthropic")
+	if !strings.Contains(out, "request: req_011CSHoEeqs5C35K2UUqR7Fy") {
+		t.Errorf("Anthropic body request_id not shown:\n%s", out)
+	}
+	// A reset named by the provider is not the default.
+	named := "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 3600\r\n\r\n" +
+		`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`
+	_, out, _ = run(t, nil, named, "explain")
+	if strings.Contains(out, "names no reset") || strings.Contains(out, "request:") {
+		t.Errorf("a response with a reset and no id explained with the default park or an id:\n%s", out)
+	}
+}
