@@ -50,9 +50,15 @@ cannot be seen in a model list: it waits for its reset, unless the route says
 probe: generate, which allows one one-token generation per target at most
 every probe.generate_every (default 1h).
 
+--target checks a target as its routes would: when a route that lists it
+says probe: generate, a wall may be checked with one token.
+
 Each check is one ledger line (status probe_ok or probe_failed, action probe).
-A parked target whose half-open probe live traffic holds is left alone. The
-health store is the one ask and check use (health.db beside the ledger, or
+BEFORE and AFTER are what the health store reads, and the last line names
+that store: probe sees no process, only the store. A target with a probe
+already out in the store (a half-open request's, or another probe's lease)
+is left alone, and the note says until when that lease holds. The health
+store is the one ask and check use (health.db beside the ledger, or
 health.store), so a probe releases what the next 'detour ask' sees; 'detour
 serve' runs the same checks in the background with probe: {every: 5m}.
 
@@ -123,9 +129,10 @@ func runProbe(cmd *cobra.Command, env Env, f probeFlags) error {
 	}
 	ctx := cmd.Context()
 	failed := false
+	store := hb.StoreStatus()
 	for {
 		res := p.Run(ctx, checks)
-		failed = printProbe(env, f.asJSON, every > 0, res, time.Now()) || failed
+		failed = printProbe(env, f.asJSON, every > 0, res, store, time.Now()) || failed
 		if every <= 0 {
 			break
 		}
@@ -144,7 +151,8 @@ func runProbe(cmd *cobra.Command, env Env, f probeFlags) error {
 
 // probeChecks lists the targets to probe: those of the named routes (all
 // routes when none) and the named targets, each once, with Generate set
-// when some route of the target says probe: generate.
+// when some route of the target says probe: generate (for a named
+// target: some route that lists it, whether or not it is probed).
 func probeChecks(cfg *config.Config, routes map[string]*router.Route, only, targets []string, opts config.BuildOptions) ([]probe.Check, error) {
 	names := make([]string, 0, len(routes))
 	for n := range routes {
@@ -183,33 +191,69 @@ func probeChecks(cfg *config.Config, routes map[string]*router.Route, only, targ
 		if err != nil {
 			return nil, fmt.Errorf("--target %s: %w", addr, err)
 		}
-		add(&r.Chain[0], false)
+		add(&r.Chain[0], generates(cfg, routes, r.Chain[0].ID()))
 	}
 	return out, nil
+}
+
+// generates reports whether some route whose chain lists target (an ID)
+// says probe: generate.
+func generates(cfg *config.Config, routes map[string]*router.Route, target string) bool {
+	for n, r := range routes {
+		if rc, ok := cfg.Routes[n]; !ok || !rc.ProbeGenerate {
+			continue
+		}
+		for i := range r.Chain {
+			if r.Chain[i].ID() == target {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // probeRound is one round of checks as --json prints it.
 type probeRound struct {
 	Time   time.Time      `json:"time"`
 	Checks []probe.Result `json:"checks"`
+	// Store is the health store the checks read (before, after) and wrote.
+	Store health.Status `json:"store"`
 }
 
-// printProbe prints one round of results, and reports whether a check
-// failed.
-func printProbe(env Env, asJSON, watching bool, res []probe.Result, now time.Time) bool {
+// printProbe prints one round of results, read from and written to the
+// health store store, and reports whether a check failed.
+func printProbe(env Env, asJSON, watching bool, res []probe.Result, store health.Status, now time.Time) bool {
 	failed := false
 	for _, r := range res {
 		failed = failed || r.Status == ledger.StatusProbeFailed
 	}
 	if asJSON {
-		_ = writeJSON(env, probeRound{Time: now.UTC(), Checks: res})
+		_ = writeJSON(env, probeRound{Time: now.UTC(), Checks: res, Store: store})
 		return failed
 	}
 	if watching {
 		fmt.Fprintf(env.Stdout, "%s\n", now.UTC().Format(time.RFC3339))
 	}
 	writeProbeTable(env.Stdout, res, now)
+	if len(res) > 0 {
+		fmt.Fprintln(env.Stdout, storeLine(store))
+	}
 	return failed
+}
+
+// storeLine names the health store whose states the table shows.
+func storeLine(st health.Status) string {
+	line := "health store: " + st.Kind
+	if st.Where != "" {
+		line += " " + st.Where
+	}
+	switch {
+	case st.Kind == "memory":
+		line += " (this process's own: it sees no park another process keeps)"
+	case !st.Up:
+		line += " (down: " + st.Detail + "; states read from this process's memory)"
+	}
+	return line
 }
 
 // writeProbeTable writes one line per check: the target, its health before

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,6 +90,10 @@ type Result struct {
 	Until time.Time `json:"until,omitzero"`
 	// Released names the health keys the check closed.
 	Released []string `json:"released,omitempty"`
+	// LeaseUntil is set when nothing was sent because the health store
+	// holds a probe of the target out (a half-open request's, or another
+	// probe's lease): when that lease lapses, if no one reports it first.
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
 	// Note says, in one line, what a reader should know: why nothing was
 	// sent, or why a park stays.
 	Note string `json:"note,omitempty"`
@@ -147,11 +152,11 @@ func (p *Prober) One(ctx context.Context, c Check) Result {
 	switch {
 	case t.Disabled != "":
 		res.Note = "disabled by " + t.Disabled
-		res.After = res.Before
+		res.After, res.Until = res.Before, parkEnd(before)
 		return res
 	case t.Client == nil:
 		res.Note = "no key: set " + t.KeyEnv
-		res.After = res.Before
+		res.After, res.Until = res.Before, parkEnd(before)
 		return res
 	}
 	method, note := MethodMetadata, ""
@@ -175,34 +180,43 @@ func (p *Prober) One(ctx context.Context, c Check) Result {
 	}
 	if method == MethodMetadata && len(before) > 0 && vouched == 0 {
 		// Parked, and by nothing a free read can vouch for.
-		res.Note, res.After = note, res.Before
+		res.Note, res.After, res.Until = note, res.Before, parkEnd(before)
 		return res
 	}
 	if method == MethodMetadata {
 		if _, ok := t.Client.(llm.Prober); !ok {
-			res.Note, res.After = "its client has no free check (not an OpenAI, Anthropic or Gemini dialect)", res.Before
+			res.Note, res.After, res.Until = "its client has no free check (not an OpenAI, Anthropic or Gemini dialect)", res.Before, parkEnd(before)
 			return res
 		}
 	}
-	// Take the lease of every parked key the check can vouch for.
+	// Take the lease of every parked key the check can vouch for, in
+	// the order a walk reads them.
 	leases := map[string]health.Permit{}
-	busy := false
-	for k, e := range before {
-		if method == MethodMetadata && !metadataVouches(e, t.Dialect) {
-			continue
-		}
-		if p.Health == nil {
+	var refused []string // what the store shows of each key whose lease it did not grant
+	for _, k := range keys {
+		e, parked := before[k]
+		if !parked || method == MethodMetadata && !metadataVouches(e, t.Dialect) || p.Health == nil {
 			continue
 		}
 		if pm, _, ok := p.Health.BeginProbe(k, now); ok {
 			leases[k] = pm
 		} else {
-			busy = true
+			refused = append(refused, p.notLeased(k, now, &res))
 		}
 	}
-	if busy && len(leases) == 0 {
-		res.Note, res.After = "live traffic is probing it now (its half-open probe is out)", res.Before
+	if len(refused) > 0 && len(leases) == 0 {
+		// Nothing to send under: say what the store shows, and no more.
+		after := map[string]health.Entry{}
+		for _, k := range keys {
+			if e := p.get(k, now); e.State != health.Closed {
+				after[k] = e
+			}
+		}
+		res.Note, res.After, res.Until = strings.Join(refused, "; ")+": nothing sent", worst(after), parkEnd(after)
 		return res
+	}
+	if len(refused) > 0 && note == "" {
+		note = strings.Join(refused, "; ") // said when that key stays parked
 	}
 	res.Method = method
 	start := clk.Now()
@@ -273,6 +287,49 @@ func (p *Prober) check(ctx context.Context, t *router.Target, method string) (ll
 		return llm.Usage{}, errors.New("probe: empty answer")
 	}
 	return resp.Usage, nil
+}
+
+// notLeased says, from what the health store reads of key at now, why
+// BeginProbe did not grant its lease, and notes in res when a lease out
+// lapses. It says nothing of who holds a lease: the store does not know
+// whether its holder still runs.
+func (p *Prober) notLeased(key string, now time.Time, res *Result) string {
+	e := p.get(key, now)
+	switch {
+	case e.State == health.Closed:
+		return key + " reads closed now (released or answered since it was read)"
+	case !e.ProbeUntil.IsZero() && now.Before(e.ProbeUntil):
+		if e.ProbeUntil.After(res.LeaseUntil) {
+			res.LeaseUntil = e.ProbeUntil
+		}
+		return fmt.Sprintf("the health store holds a probe of %s out until %s (a half-open request's or another probe's "+
+			"lease; the store does not say whose, nor whether its holder still runs: it lapses then unless reported)",
+			key, clockText(e.ProbeUntil, now))
+	}
+	return fmt.Sprintf("the health store did not grant the probe lease of %s (it reads %s; a store that cannot be written grants none)",
+		key, e.State)
+}
+
+// clockText is t in UTC for a note: its time, and its date too when it
+// is a day or more away from now.
+func clockText(t, now time.Time) string {
+	layout := "15:04:05 UTC"
+	if d := t.Sub(now); d >= 24*time.Hour || d <= -24*time.Hour {
+		layout = "2006-01-02 15:04:05 UTC"
+	}
+	return t.UTC().Format(layout)
+}
+
+// parkEnd is the latest end of the parks of es that are open; zero when
+// none is.
+func parkEnd(es map[string]health.Entry) time.Time {
+	var until time.Time
+	for _, e := range es {
+		if e.State == health.Open && e.Until.After(until) {
+			until = e.Until
+		}
+	}
+	return until
 }
 
 // mayGenerate reports whether target may be probed with a generation at

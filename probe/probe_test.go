@@ -196,7 +196,9 @@ func mustAllow(t *testing.T, hb *health.Breaker, k string, now time.Time) health
 }
 
 // A probe never races live traffic's half-open probe: while a live request
-// holds it, the prober sends nothing for that target.
+// holds it, the prober sends nothing for that target, and says what the
+// health store shows (a lease out, until when), not who holds it: the
+// store cannot tell whether its holder still runs.
 func TestProbe_NeverRacesLiveTraffic(t *testing.T) {
 	w := newWorld(t, simulate.DialectOpenAI, false)
 	if err := w.srv.Enqueue("free", "head", simulate.Fault{Kind: simulate.Unauthorized}); err != nil {
@@ -213,8 +215,11 @@ func TestProbe_NeverRacesLiveTraffic(t *testing.T) {
 	}
 	reads := w.srv.Stats().ModelReads("")
 	res := w.prober.One(context.Background(), w.checks(false)[0])
-	if res.Method != probe.MethodNone || !strings.Contains(res.Note, "live traffic") {
-		t.Fatalf("probe while live traffic probes = %+v; want nothing sent", res)
+	lapse := w.clk.Now().Add(health.DefaultProbeTimeout)
+	if res.Method != probe.MethodNone || !res.LeaseUntil.Equal(lapse) || strings.Contains(res.Note, "live traffic") ||
+		!strings.Contains(res.Note, "the health store holds a probe of "+w.route.Chain[0].AccountKey()+" out until "+lapse.Format("15:04:05 UTC")) ||
+		!strings.HasSuffix(res.Note, "nothing sent") || res.After != "half_open" {
+		t.Fatalf("probe while live traffic probes = %+v; want nothing sent, the store's lease and its end", res)
 	}
 	if w.srv.Stats().ModelReads("") != reads {
 		t.Fatal("the prober read the model list while live traffic held the probe")
