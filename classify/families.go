@@ -121,6 +121,7 @@ var unsupportedOps = []msgRow{
 	re(Wall, "server not started with the needed flag", `\b(?:tools param|tool choice) requires --`),                                                                                  // llama.cpp examples/server/utils.hpp "tools param requires --jinja flag"; vLLM serving_chat (rules vllm-src-400-auto-tool-choice)
 	has(Wall, "server does not take tools", "unsupported param: tool"),                                                                                                                // llama.cpp examples/server/utils.hpp "Unsupported param: tool_choice"
 	re(Wall, "organization not verified for this model", `\bmust be verified to (?:stream|use|access)\b`),                                                                             // OpenAI organization verification (help.openai.com "API Organization Verification")
+	re(Wall, "not served with this server's speculative decoding", `\bnot (?:currently )?supported with speculative decoding\b`),                                                      // an MLX server's engine/generation.py: ValueError "Structured response_format is not supported with speculative decoding." (the server's set-up, not the request: another target may serve it)
 }
 
 // cannotLoad: a local server that cannot load the model (memory, a crashed

@@ -45,6 +45,9 @@ func providerScope(kind Kind, status int, codes []string, msg string, quotaIDs [
 			return ScopeTarget
 		}
 	}
+	if affordsNothing().MatchString(msg) {
+		return ScopeAccount
+	}
 	if r, ok := lookupMessage(targetWalls, msg); ok && r.kind == Wall {
 		return ScopeTarget
 	}
@@ -75,6 +78,12 @@ func modelRefused(status int, msg string) bool {
 	}
 	return modelRefusal().MatchString(msg)
 }
+
+// affordsNothing is OpenRouter's balance pre-check at nothing: "requires
+// more credits ... can only afford 0". At 0 tokens no model is affordable
+// on the key (its limit or its balance is spent), so it reaches the
+// account, where "can only afford 2666" reaches only this model's price.
+var affordsNothing = lazyregexp.New(`\bcan only afford 0\b`)
 
 // targetWalls are wall messages about this model alone: its per-day or
 // per-minute quota, its price against the balance.
