@@ -161,8 +161,11 @@ func TestStream_HandlerStackStaysSmall(t *testing.T) {
 		if proxyStack < 8<<10 {
 			t.Fatalf("%s: the proxy's streams hold %.0f B of stack each: the count missed the handlers' goroutines", name, proxyStack)
 		}
-		// A handler grown to 16 KiB would add 8 KiB a stream.
-		if detourStack > proxyStack+2<<10 {
+		// A handler grown to 16 KiB would add 8 KiB a stream; the bar is
+		// half of that, since both figures move by about 1 KiB from run to
+		// run (2 KiB flaked: 31232 B against 28928 B, then 30208 B against
+		// 28416 B on the same commit).
+		if detourStack > proxyStack+4<<10 {
 			t.Errorf("%s: detour's streams hold %.0f B of stack each, the proxy's %.0f B: a goroutine waiting on each stream has grown past 8 KiB",
 				name, detourStack, proxyStack)
 		}
