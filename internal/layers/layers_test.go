@@ -37,9 +37,9 @@ var levels = [][]string{
 	{"sse"},
 	{"llm"},
 	{"simulate"},
-	{"clock", "prom", "internal/jsonedit", "internal/durable", "internal/lazyregexp",
-		"internal/yamlnode", "internal/residency", "internal/samefile"},
-	{"internal/jsonscan", "internal/jsonw"},
+	{"clock", "prom", "internal/jsonedit", "internal/yamledit", "internal/durable",
+		"internal/lazyregexp", "internal/residency", "internal/samefile"},
+	{"internal/jsonscan", "internal/jsonw", "internal/yamlnode"},
 }
 
 // support are packages that exist for tests (fixtures, fault scenarios, a
