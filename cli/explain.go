@@ -166,10 +166,7 @@ func ExplainError(err error, now time.Time) *Explanation {
 		u := until.UTC()
 		ex.ParkUntil = &u
 	}
-	var pe *llm.ProviderError
-	if errors.As(err, &pe) {
-		ex.UpstreamRequestID = llm.ProviderRequestID(pe.Header, pe.Body)
-	}
+	ex.UpstreamRequestID = llm.ProviderRequestIDOfError(err)
 	return ex
 }
 

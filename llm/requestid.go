@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 )
@@ -105,6 +106,16 @@ type RequestIDer interface {
 func ProviderRequestIDOf(s Stream) string {
 	if r, ok := s.(RequestIDer); ok {
 		return r.ProviderRequestID()
+	}
+	return ""
+}
+
+// ProviderRequestIDOfError returns the provider's own id for the exchange
+// that failed with err, when a response said one (ProviderRequestID of a
+// ProviderError's headers and body); else "".
+func ProviderRequestIDOfError(err error) string {
+	if pe, ok := errors.AsType[*ProviderError](err); ok {
+		return ProviderRequestID(pe.Header, pe.Body)
 	}
 	return ""
 }

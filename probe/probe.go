@@ -220,7 +220,7 @@ func (p *Prober) One(ctx context.Context, c Check) Result {
 	}
 	res.Method = method
 	start := clk.Now()
-	usage, err := p.check(ctx, t, method)
+	usage, rid, err := p.check(ctx, t, method)
 	end := clk.Now()
 	res.Seconds = ledger.Seconds(end.Sub(start))
 	f := classify.Classify(err, end)
@@ -229,7 +229,7 @@ func (p *Prober) One(ctx context.Context, c Check) Result {
 	} else {
 		res.Status, res.Kind, res.Reason = ledger.StatusProbeFailed, string(f.Kind), f.Reason
 	}
-	p.record(t, start, res, f, usage)
+	p.record(t, start, res, f, usage, rid)
 	if err == nil {
 		for k, pm := range leases {
 			p.Health.EndProbe(k, pm, true, health.Outcome{}, end)
@@ -267,8 +267,9 @@ func (p *Prober) One(ctx context.Context, c Check) Result {
 	return res
 }
 
-// check makes the one exchange of a probe.
-func (p *Prober) check(ctx context.Context, t *router.Target, method string) (llm.Usage, error) {
+// check makes the one exchange of a probe, and returns the provider's own
+// id for it when a response said one.
+func (p *Prober) check(ctx context.Context, t *router.Target, method string) (llm.Usage, string, error) {
 	to := p.Timeout
 	if to <= 0 {
 		to = DefaultTimeout
@@ -276,17 +277,18 @@ func (p *Prober) check(ctx context.Context, t *router.Target, method string) (ll
 	ctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	if method == MethodMetadata {
-		return llm.Usage{}, t.Client.(llm.Prober).Probe(ctx, t.Model)
+		err := t.Client.(llm.Prober).Probe(ctx, t.Model)
+		return llm.Usage{}, llm.ProviderRequestIDOfError(err), err
 	}
 	resp, err := t.Client.Complete(ctx, &llm.Request{Model: t.Model, MaxTokens: 1,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: "ping"}}})
 	if err != nil {
-		return llm.Usage{}, err
+		return llm.Usage{}, llm.ProviderRequestIDOfError(err), err
 	}
 	if resp == nil {
-		return llm.Usage{}, errors.New("probe: empty answer")
+		return llm.Usage{}, "", errors.New("probe: empty answer")
 	}
-	return resp.Usage, nil
+	return resp.Usage, resp.ProviderRequestID, nil
 }
 
 // notLeased says, from what the health store reads of key at now, why
@@ -362,14 +364,14 @@ func (p *Prober) get(key string, now time.Time) health.Entry {
 }
 
 // record writes the probe's ledger line.
-func (p *Prober) record(t *router.Target, start time.Time, res Result, f classify.Failure, u llm.Usage) {
+func (p *Prober) record(t *router.Target, start time.Time, res Result, f classify.Failure, u llm.Usage, rid string) {
 	if p.Ledger == nil {
 		return
 	}
 	rec := ledger.Record{Time: start, Provider: t.Provider, Model: t.Model, Attempt: 1,
 		Status: res.Status, Kind: res.Kind, Scope: string(f.Scope), Action: "probe", Phase: "none",
 		TokensIn: u.InputTokens, TokensOut: u.OutputTokens, Seconds: res.Seconds,
-		Cost: t.Cost(u), Reason: res.Reason}
+		Cost: t.Cost(u), Reason: res.Reason, ProviderRequestID: rid}
 	if res.Method == MethodGenerate {
 		rec.Phase = "committed"
 	}

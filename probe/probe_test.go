@@ -177,6 +177,11 @@ func TestProbe_QuotaWallWaitsOrGeneratesOnce(t *testing.T) {
 	if got := w.srv.Stats().Requests("free", "head") - before.Requests("free", "head"); got != 1 {
 		t.Fatalf("%d generations sent, want 1", got)
 	}
+	// It records the provider's request id (the simulator's x-request-id), as
+	// every attempt with a response does (issue 33).
+	if recs := w.led.Records(); recs[len(recs)-1].ProviderRequestID == "" {
+		t.Errorf("generation probe record %+v: no upstream_request_id", recs[len(recs)-1])
+	}
 	// Parked again at once: the next generation waits GenerateEvery.
 	w.hb.Done("free/head", mustAllow(t, w.hb, "free/head", w.clk.Now()), health.Outcome{Kind: "wall", Status: "http_429", Until: w.clk.Now().Add(3 * time.Hour)}, w.clk.Now())
 	w.clk.Advance(10 * time.Minute)
@@ -240,6 +245,9 @@ func TestProbe_FailureKeepsOrParks(t *testing.T) {
 	last := recs[len(recs)-1]
 	if last.Status != ledger.StatusProbeFailed || last.Kind != "wall" || strings.Contains(last.Reason, "sk-wrong") {
 		t.Fatalf("ledger record %+v: want probe_failed, wall, no key in the reason", last)
+	}
+	if last.ProviderRequestID == "" {
+		t.Errorf("ledger record %+v: no upstream_request_id, though the simulator's Anthropic error sends request-id", last)
 	}
 	if got, _ := w.ask(); got == "free/head" {
 		t.Fatal("the request went to a target the probe found walled")

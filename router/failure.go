@@ -24,7 +24,7 @@ import (
 func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (retry, done bool, _ error) {
 	f, phase := w.classified(ctx, tn, err, headers)
 	w.end.err = err
-	tn.rid = providerRequestID(err)
+	tn.rid = llm.ProviderRequestIDOfError(err)
 	if f.Kind == classify.ContextOverflow {
 		// Before policy hears of the next candidate: one whose window is
 		// no larger is no candidate now.
@@ -44,15 +44,6 @@ func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (r
 	return w.act(ctx, tn, &in, d, err)
 }
 
-// providerRequestID is the provider's own id for the exchange that failed
-// with err, when a response said one (llm.ProviderRequestID of its
-// headers and body); else "".
-func providerRequestID(err error) string {
-	if pe, ok := errors.AsType[*llm.ProviderError](err); ok {
-		return llm.ProviderRequestID(pe.Header, pe.Body)
-	}
-	return ""
-}
 
 // classified reads the failure of tn's send: its kind, scope and reason
 // (canceled when the caller left, whatever the send said), and how far

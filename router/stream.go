@@ -516,7 +516,7 @@ func (s *routedStream) finish(err error) {
 		var scope classify.Scope
 		a.Phase = s.phase
 		if a.ProviderRequestID = llm.ProviderRequestIDOf(s.inner); a.ProviderRequestID == "" {
-			a.ProviderRequestID = providerRequestID(err) // an error event's body may name it
+			a.ProviderRequestID = llm.ProviderRequestIDOfError(err) // an error event's body may name it
 		}
 		if a.ProviderRequestID == "" {
 			a.ProviderRequestID = llm.CleanRequestID(s.answerID)
