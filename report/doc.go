@@ -2,7 +2,8 @@
 // many calls were sent, how many were answered, how the rest failed, how
 // often the target was skipped, its latency (p50, p95), tokens and cost, and
 // the walls it hit (from the first failure of kind "wall" to the next
-// answer).
+// answer, in time order across every file read), and the provider's
+// request id of its latest failure of each kind.
 //
 // It reads in a stream and keeps bounded memory per target: latency goes
 // into a log-bucket histogram (about 2% relative error), so a ledger of any
@@ -16,7 +17,9 @@
 //	if err != nil { ... }
 //	r := s.Report()
 //
-// Many readers can also feed one Summary that keeps every target apart:
+// Many readers can also feed one Summary that keeps every target apart
+// (Read is better for files that overlap in time: it merges their lines,
+// where one fed after the other places late lines only as well as it can):
 //
 //	s := report.NewSummary()
 //	for _, p := range paths {

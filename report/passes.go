@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/detourhq/detour/ledger"
 )
@@ -59,9 +60,12 @@ type Options struct {
 	sketchKeys int
 }
 
-// Read summarizes srcs, in order, keeping at most o.Top targets, providers
-// and routes apart. When no kind has more than o.Top keys, it reads each
-// source once. Else it reads them three times, in memory bounded by o.Top
+// Read summarizes srcs as one ledger: their records merged in the order
+// their attempts ended, as one file written by them all would hold them
+// (walls follow time across files given in any order; a file is opened
+// once the merge reaches its first record). It keeps at most o.Top
+// targets, providers and routes apart. When no kind has more than o.Top
+// keys, it reads each source once. Else it reads them three times, in memory bounded by o.Top
 // and sketchKeys rather than by the ledger: the first pass finds the
 // keys with the most records (spaceSaving), the second counts those
 // exactly and keeps the o.Top with the most, the third summarizes with
@@ -86,11 +90,15 @@ func Read(srcs []Source, o Options) (*Summary, error) {
 		}
 	}()
 	for i, src := range srcs {
-		in, err := firstPass(src, o, s)
-		if err != nil {
-			return nil, err
+		ins[i] = &input{src: src}
+		if src.Path != "" && len(srcs) > 1 {
+			if err := ins[i].peek(); err != nil {
+				return nil, err
+			}
 		}
-		ins[i] = in
+	}
+	if err := readMerged(ins, true, o, o.Filter, s); err != nil {
+		return nil, err
 	}
 	if s.sk == nil {
 		return s, nil
@@ -106,10 +114,8 @@ func Read(srcs []Source, o Options) (*Summary, error) {
 	c.targets.fix(s.sk.targets.keys())
 	c.providers.fix(s.sk.providers.keys())
 	c.routes.fix(s.sk.routes.keys())
-	for _, in := range ins {
-		if err := in.again(o.Filter, c); err != nil {
-			return nil, err
-		}
+	if err := readMerged(ins, false, o, o.Filter, c); err != nil {
+		return nil, err
 	}
 	f := NewSummary()
 	f.top = o.Top
@@ -122,10 +128,8 @@ func Read(srcs []Source, o Options) (*Summary, error) {
 	f.providers.fix(kp)
 	f.routes.fix(kr)
 	f.targets.countFolded, f.providers.countFolded, f.routes.countFolded = true, true, true
-	for _, in := range ins {
-		if err := in.again(o.Filter, f); err != nil {
-			return nil, err
-		}
+	if err := readMerged(ins, false, o, o.Filter, f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -206,94 +210,32 @@ func (s *Summary) startSketch(k targetKey, rec *ledger.Record, ti, pi, ri int32)
 	}
 	s.sk = sk
 	s.targets, s.providers, s.routes = keyTable[targetKey]{}, keyTable[string]{}, keyTable[string]{}
-	s.accs, s.other, s.walls, s.series, s.heads = nil, nil, nil, seriesAcc{}, nil
+	s.accs, s.other, s.clock, s.series, s.heads = nil, nil, wallClock{}, seriesAcc{}, nil
 }
 
 // input is a source as the first pass read it, for the passes after.
 type input struct {
 	src   Source
-	file  *os.File    // a regular file read by Path, closed; or the R given
-	info  os.FileInfo // of the file the first pass read
+	file  *os.File    // a regular file given as R, read again from start
+	info  os.FileInfo // of the file the first pass read (or its peek)
 	start int64       // where the first pass began in a regular R
 	n     int64       // bytes the first pass read
 	spool *spool      // the copy of a stream that is not a regular file
+	// first is when the attempt of its first record ended (its peek):
+	// the merge opens it there. Zero when unknown: it opens at once.
+	first time.Time
 }
 
-// firstPass reads src into s and notes what a later pass needs to read
-// the same bytes again.
+// firstPass reads src alone into s and notes what a later pass needs to
+// read the same bytes again.
 func firstPass(src Source, o Options, s *Summary) (*input, error) {
 	in := &input{src: src}
-	if src.Path != "" {
-		f, err := os.Open(src.Path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if in.info, err = f.Stat(); err != nil {
-			return nil, err
-		}
-		cr := &countingReader{r: f}
-		err = s.read(cr, src.Name, o.Filter)
-		in.n = cr.n
-		return in, err
-	}
-	r := src.R
-	if f, ok := r.(*os.File); ok && o.Top > 0 {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			if start, err := f.Seek(0, io.SeekCurrent); err == nil {
-				in.file, in.info, in.start = f, info, start
-			}
-		}
-	}
-	if in.file == nil && o.Top > 0 {
-		in.spool = newSpool(o.TempDir)
-		r = io.TeeReader(r, in.spool)
-	}
-	cr := &countingReader{r: r}
-	err := s.read(cr, src.Name, o.Filter)
-	in.n = cr.n
-	return in, err
+	return in, readMerged([]*input{in}, true, o, o.Filter, s)
 }
 
 // again reads in's bytes once more into s, as the first pass read them.
 func (in *input) again(f Filter, s *Summary) error {
-	name := in.src.Name
-	var r io.Reader
-	switch {
-	case in.spool != nil:
-		if _, err := in.spool.f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("%s: reading its copy again: %w", name, err)
-		}
-		r = in.spool.f
-	case in.file != nil:
-		if _, err := in.file.Seek(in.start, io.SeekStart); err != nil {
-			return fmt.Errorf("%s: reading it again: %w", name, err)
-		}
-		r = in.file
-	default:
-		fh, err := os.Open(in.src.Path)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		info, err := fh.Stat()
-		if err != nil {
-			return err
-		}
-		if !os.SameFile(info, in.info) {
-			return fmt.Errorf("%s was replaced while report read it (rotated?): run report again", name)
-		}
-		r = fh
-	}
-	cr := &countingReader{r: io.LimitReader(r, in.n)}
-	if err := s.read(cr, name, f); err != nil {
-		return err
-	}
-	if cr.n != in.n {
-		return fmt.Errorf("%s is shorter than when report first read it (%d bytes, then %d: truncated?): run report again",
-			name, in.n, cr.n)
-	}
-	return nil
+	return readMerged([]*input{in}, false, Options{}, f, s)
 }
 
 // countingReader counts the bytes read through it.

@@ -70,6 +70,11 @@ type Target struct {
 	TokensOut int64 `json:"tokens_out"`
 	// CostUSD is the summed cost in USD.
 	CostUSD float64 `json:"cost_usd"`
+	// LatestFailures holds, per failure kind, the latest failure the
+	// provider named with its own request id (the ledger's
+	// upstream_request_id), the one its support desk asks for first;
+	// latest first. Empty for the "other" row.
+	LatestFailures []FailureID `json:"latest_failures"`
 	// First and Last are the times of the target's first and last lines.
 	First time.Time `json:"first"`
 	Last  time.Time `json:"last"`
@@ -79,24 +84,47 @@ type Target struct {
 // failure of kind "wall" (a wall hit), or its first skipped_quota line (a
 // wall seen coming: a declared quota spent, or its provider's headers
 // saying nothing or too little is left, before any failure), to its next
-// answer.
+// answer: the first answer to an attempt begun after the wall failure came
+// back (an attempt already in flight ends nothing). Walls follow time
+// across every ledger read, whatever order their lines come in; skips
+// while parked keep a wall open.
 type Wall struct {
 	// Target is "provider/model".
 	Target string `json:"target"`
-	// Start is the time of the first wall failure.
+	// Start is the time of the first wall failure (or quota skip).
 	Start time.Time `json:"start"`
 	// End is the time of the next answer; null while Open.
 	End *time.Time `json:"end"`
 	// Open is true when no answer followed within the lines read.
 	Open bool `json:"open"`
-	// Seconds is End-Start; 0 while Open.
+	// Seconds is End-Start, never negative; while Open, the time from
+	// Start to the report's end (its latest line): how long the wall has
+	// lasted so far.
 	Seconds float64 `json:"seconds"`
 	// Status and Reason are the first wall failure's, or skip's.
 	Status string `json:"status"`
 	Reason string `json:"reason"`
+	// UpstreamRequestID is the provider's own request id for the first
+	// wall failure (the ledger's upstream_request_id); omitted when it
+	// gave none, or the wall was seen coming.
+	UpstreamRequestID string `json:"upstream_request_id,omitempty"`
 	// SeenComing is set when the wall began with a skip, not a failure:
 	// detour saw it coming, and it cost no failed call.
 	SeenComing bool `json:"seen_coming"`
+}
+
+// FailureID is a failure the provider named with its own request id.
+type FailureID struct {
+	// Kind is the failure kind ("wall", "transient", ...; "unclassified"
+	// when the line names none).
+	Kind string `json:"kind"`
+	// Status is its ledger status ("http_402").
+	Status string `json:"status"`
+	// Time is when its attempt began.
+	Time time.Time `json:"time"`
+	// UpstreamRequestID is the provider's request id (x-request-id,
+	// request-id, cf-ray, ...).
+	UpstreamRequestID string `json:"upstream_request_id"`
 }
 
 // Report is a Summary's result, ready to print or encode as JSON.
@@ -197,13 +225,18 @@ func round3(n int) int {
 // Report returns what s has counted so far. s can keep accumulating after.
 func (s *Summary) Report() Report {
 	nm := s.namer()
-	r := Report{Targets: []Target{}, Walls: append([]Wall{}, s.walls...),
+	r := Report{Targets: []Target{}, Walls: []Wall{},
 		UnreadableLines: s.unreadable, UnreadableAt: append([]string{}, s.where...), StatusAlone: s.statusAlone,
 		Lines: s.lines, Matched: s.matched, Routes: s.series.routeUse(nm), Top: s.top, Folded: nm.folded}
 	for id, t := range s.accs {
 		if t != nil {
 			k := s.targets.keys[id]
 			r.Targets = append(r.Targets, t.row(k.name(), k.provider, k.model))
+			if t.walls != nil {
+				for _, d := range t.walls.done() {
+					r.Walls = append(r.Walls, d.wall(k.name(), s.latest))
+				}
+			}
 		}
 	}
 	sort.Slice(r.Targets, func(i, j int) bool {
@@ -221,7 +254,13 @@ func (s *Summary) Report() Report {
 		o.Other = true
 		r.Targets = append(r.Targets, o)
 	}
-	sort.SliceStable(r.Walls, func(i, j int) bool { return r.Walls[i].Start.Before(r.Walls[j].Start) })
+	sort.SliceStable(r.Walls, func(i, j int) bool {
+		a, b := r.Walls[i], r.Walls[j]
+		if !a.Start.Equal(b.Start) {
+			return a.Start.Before(b.Start)
+		}
+		return a.Target < b.Target
+	})
 	r.Flags = s.flags(&r, nm)
 	return r
 }
@@ -233,7 +272,17 @@ func (t *targetAcc) row(name, provider, model string) Target {
 		FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
 		FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
 		TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
-		First: t.first, Last: t.latest}
+		First: t.first, Last: t.latest, LatestFailures: []FailureID{}}
+	for _, f := range t.ids {
+		o.LatestFailures = append(o.LatestFailures, f)
+	}
+	sort.Slice(o.LatestFailures, func(i, j int) bool {
+		a, b := o.LatestFailures[i], o.LatestFailures[j]
+		if !a.Time.Equal(b.Time) {
+			return a.Time.After(b.Time)
+		}
+		return a.Kind < b.Kind
+	})
 	for _, c := range o.SkipsByStatus {
 		o.Skips += c.N
 	}

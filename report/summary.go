@@ -92,7 +92,8 @@ type targetAcc struct {
 	tokensOut     int64
 	cost          float64
 	latency       Histogram
-	wall          int // index into Summary.walls of the open wall, or -1
+	walls         *wallTrack           // nil until its first wall; never for "other"
+	ids           map[string]FailureID // by kind: the latest failure with the provider's request id
 	first, latest time.Time
 }
 
@@ -101,8 +102,10 @@ type targetAcc struct {
 // NewSummary keeps every target, provider and route apart: its memory grows
 // with them (and with hours, statuses and walls), not with lines. Read
 // keeps at most Options.Top of each apart, in memory bounded by that.
-// Feed files in time order: walls are opened and closed in the order lines
-// arrive.
+// Walls are placed by time, not by the order lines come in, as long as
+// each target's lines come about in the order they were written (Read
+// merges many files so); lines of one file given after another's are
+// placed as well as they can be, never with a negative duration.
 type Summary struct {
 	lines      int
 	matched    int
@@ -118,7 +121,7 @@ type Summary struct {
 	routes    keyTable[string]
 	accs      []*targetAcc            // by target id
 	other     *targetAcc              // the targets folded; nil until one is
-	walls     []Wall                  // of the targets kept apart
+	clock     wallClock               // for the walls of the targets kept apart (walls.go)
 	series    seriesAcc               // per hour and per route (series.go)
 	heads     map[int32]map[int32]int // per route id, hop-0 records by target id
 
@@ -222,6 +225,7 @@ func (s *Summary) Add(rec *ledger.Record) {
 	if s.countOnly {
 		return
 	}
+	s.clock.see(rec)
 	s.series.add(rec, ti, pi, ri)
 	if rec.Hop == 0 && rec.Route != "" && ri != otherID && !strings.HasPrefix(rec.Status, "probe_") {
 		if s.heads == nil {
@@ -261,11 +265,9 @@ func (s *Summary) Add(rec *ledger.Record) {
 		return
 	case strings.HasPrefix(st, "skipped_"):
 		addCount(&t.skips, st, 1)
-		if st == ledger.StatusSkippedQuota && t.wall < 0 && ti != otherID {
+		if st == ledger.StatusSkippedQuota && ti != otherID {
 			// A wall seen coming: no failure, a quota spent.
-			t.wall = len(s.walls)
-			s.walls = append(s.walls, Wall{Target: k.name(), Start: rec.Time, Open: true, Status: st, Reason: rec.Reason,
-				SeenComing: true})
+			t.track().addMark(rec, true, s.clock.settled())
 		}
 		return
 	case st == ledger.StatusLastResort:
@@ -278,13 +280,8 @@ func (s *Summary) Add(rec *ledger.Record) {
 			t.degraded++
 		}
 		t.latency.Add(rec.Seconds)
-		if t.wall >= 0 {
-			w := &s.walls[t.wall]
-			end := rec.Time
-			w.End = &end
-			w.Open = false
-			w.Seconds = end.Sub(w.Start).Seconds()
-			t.wall = -1
+		if t.walls != nil {
+			t.walls.addAnswer(rec.Time, s.clock.settled())
 		}
 	default:
 		t.calls++
@@ -300,10 +297,14 @@ func (s *Summary) Add(rec *ledger.Record) {
 		}
 		// The walls of the targets folded into "other" are not kept: they
 		// would need a place per target.
-		if rec.Kind == "wall" && t.wall < 0 && ti != otherID {
-			t.wall = len(s.walls)
-			s.walls = append(s.walls, Wall{Target: k.name(), Start: rec.Time,
-				Open: true, Status: st, Reason: rec.Reason})
+		if ti == otherID {
+			return
+		}
+		if rec.ProviderRequestID != "" {
+			t.noteID(rec)
+		}
+		if rec.Kind == "wall" {
+			t.track().addMark(rec, false, s.clock.settled())
 		}
 	}
 }
@@ -312,7 +313,7 @@ func (s *Summary) Add(rec *ledger.Record) {
 func (s *Summary) acc(id int32) *targetAcc {
 	if id == otherID {
 		if s.other == nil {
-			s.other = &targetAcc{wall: -1}
+			s.other = &targetAcc{}
 		}
 		return s.other
 	}
@@ -321,8 +322,32 @@ func (s *Summary) acc(id int32) *targetAcc {
 	}
 	t := s.accs[id]
 	if t == nil {
-		t = &targetAcc{wall: -1}
+		t = &targetAcc{}
 		s.accs[id] = t
 	}
 	return t
+}
+
+// track returns t's walls, made at the first mark.
+func (t *targetAcc) track() *wallTrack {
+	if t.walls == nil {
+		t.walls = &wallTrack{}
+	}
+	return t.walls
+}
+
+// noteID keeps rec, a failure with the provider's request id, when it is
+// the latest of its kind.
+func (t *targetAcc) noteID(rec *ledger.Record) {
+	kind := cmp.Or(rec.Kind, Unclassified)
+	if t.ids == nil {
+		t.ids = make(map[string]FailureID, 2)
+	}
+	cur, ok := t.ids[kind]
+	if !ok && len(t.ids) >= maxStatuses {
+		return
+	}
+	if !ok || rec.Time.After(cur.Time) {
+		t.ids[kind] = FailureID{Kind: kind, Status: rec.Status, Time: rec.Time, UpstreamRequestID: rec.ProviderRequestID}
+	}
 }
