@@ -24,6 +24,7 @@ type askFlags struct {
 	route      string
 	start      string
 	noFallback bool
+	probe      bool
 	idemKey    string
 	asJSON     bool
 	maxTokens  int
@@ -43,6 +44,14 @@ attempt is appended to the ledger (one JSON line each, failures included).
 
 With no argument (or "-") the prompt is read from stdin.
 
+--no-fallback --probe asks "has it recovered?": the start target gets the
+prompt even when it is parked, under the health store's probe lease (as
+'detour probe' takes it), and the attempt is recorded as a probe (ledger
+status probe_ok or probe_failed, action probe). If it answers, its parks
+end at once; if not, they stand (or park anew). A last line on stderr says
+what came of it, from what the health store reads. A target with a probe
+already out in the store is not sent to.
+
 Exit codes:
   0  answered
   1  every candidate failed or was skipped (each reason is printed)
@@ -53,7 +62,8 @@ Exit codes:
   130 interrupted`,
 		Example: `  detour ask "Summarise RFC 9110 in one line"
   echo "Translate to French: good morning" | detour ask --route cheap
-  detour ask --start groq --no-fallback --json "ping"`,
+  detour ask --start groq --no-fallback --json "ping"
+  detour ask --start groq --no-fallback --probe "ping"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAsk(cmd, env, f, args)
@@ -63,6 +73,7 @@ Exit codes:
 	fl.StringVarP(&f.route, "route", "r", "default", "route to use, or a provider/model target")
 	fl.StringVar(&f.start, "start", "", "provider (or provider/model) of the route to try first")
 	fl.BoolVar(&f.noFallback, "no-fallback", false, "send only to the start target; never swap, fail if it fails")
+	fl.BoolVar(&f.probe, "probe", false, "with --no-fallback: send to the start target even when it is parked, as a probe (an answer ends its parks)")
 	fl.StringVar(&f.idemKey, "idempotency-key", "", "one answer per KEY: a repeat with the same prompt gets the kept answer with no send, for a day (kept in the health store)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the answer and who gave it as one JSON object")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "cap on output tokens (0: the provider's default)")
@@ -75,6 +86,9 @@ Exit codes:
 func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	if f.maxTokens < 0 {
 		return withCode(ExitUsage, errors.New("--max-tokens must be 0 or more"))
+	}
+	if f.probe && !f.noFallback {
+		return withCode(ExitUsage, errors.New("--probe sends to one target, parked or not: add --no-fallback (and --start to name the target)"))
 	}
 	prompt, err := readPrompt(env, args)
 	if err != nil {
@@ -106,14 +120,26 @@ func runAsk(cmd *cobra.Command, env Env, f askFlags, args []string) error {
 	}
 	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
 
-	if !f.quiet {
-		r.OnAttempt = func(a router.Attempt) { printAttempt(env.Stderr, "  ", a) }
+	var probe *askProbe
+	if f.probe {
+		probe = newAskProbe(r.Health, route, f.start)
+	}
+	r.OnAttempt = func(a router.Attempt) {
+		if probe != nil {
+			probe.seen(a)
+		}
+		if !f.quiet {
+			printAttempt(env.Stderr, "  ", a)
+		}
 	}
 	start := time.Now()
 	res, err := r.Complete(cmd.Context(), route, req, router.Options{Start: f.start, NoFallback: f.noFallback,
-		IdempotencyKey: f.idemKey})
+		Probe: f.probe, IdempotencyKey: f.idemKey})
 	if errors.Is(err, router.ErrIdempotencyReused) {
 		return withCode(ExitUsage, err) // a command-line mistake: a new key for a new prompt
+	}
+	if probe != nil && (!f.quiet || err != nil) {
+		probe.say(env.Stderr, err == nil)
 	}
 	if err != nil {
 		return reportFailure(env, f.asJSON, err)
@@ -232,9 +258,26 @@ func openLedger(flag string, env Env) (ledger.Sink, func(), error) {
 // (for its support desk). ask and demo print hops with it.
 func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 	if a.Status == ledger.StatusOK {
+		if a.Probe {
+			fmt.Fprintf(w, "%s%-42s %-15s %s\n", prefix, a.Target.ID(), ledger.StatusProbeOK, "answered the probe")
+		}
 		return
 	}
 	line := fmt.Sprintf("%s%-42s %-15s %s", prefix, a.Target.ID(), a.Status, a.Reason)
+	switch {
+	case a.Probe:
+		line += "  -> probe failed"
+	default:
+		line = attemptAction(line, a)
+	}
+	if a.ProviderRequestID != "" {
+		line += "  (provider request id " + a.ProviderRequestID + ")"
+	}
+	fmt.Fprintln(w, line)
+}
+
+// attemptAction is line with what the router did after a, for printAttempt.
+func attemptAction(line string, a router.Attempt) string {
 	switch a.Action {
 	case policy.Retry:
 		line += fmt.Sprintf("  -> retry in %s", a.Wait.Round(time.Millisecond))
@@ -244,10 +287,7 @@ func printAttempt(w io.Writer, prefix string, a router.Attempt) {
 	default:
 		line += "  -> " + string(a.Action)
 	}
-	if a.ProviderRequestID != "" {
-		line += "  (provider request id " + a.ProviderRequestID + ")"
-	}
-	fmt.Fprintln(w, line)
+	return line
 }
 
 func sends(as []router.Attempt) int {

@@ -57,7 +57,10 @@ const (
 	StatusSkippedUnapproved = "skipped_unapproved"
 	// StatusProbeOK is a probe (`detour probe`, off the billing path) the
 	// target answered: its model list or metadata, or a one-token answer
-	// where its route allows one. Action is "probe"; Route is empty.
+	// where its route allows one. Action is "probe"; Route is empty. A
+	// prompt sent to a parked target as a probe (`detour ask --no-fallback
+	// --probe`, router.Options.Probe) is recorded so too, with its route
+	// and request id.
 	StatusProbeOK = "probe_ok"
 	// StatusProbeFailed is a probe that failed; Kind, Scope and Reason say
 	// how, as for an attempt.

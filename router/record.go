@@ -22,7 +22,7 @@ func (w *walk) begin(tn *turn) {
 // (or answered) at tn.end.
 func (w *walk) attempt(tn *turn) Attempt {
 	return Attempt{Target: tn.t, Hop: w.count.hops, N: tn.n, Failover: tn.idx > 0, Start: tn.start,
-		Duration: tn.end.Sub(tn.start), ProviderRequestID: tn.rid}
+		Duration: tn.end.Sub(tn.start), ProviderRequestID: tn.rid, Probe: w.probe(tn.t, tn.p)}
 }
 
 // skip records t's skip, decided at now, as v says: a contract skip
@@ -66,6 +66,13 @@ func (w *walk) record(a Attempt) {
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
 		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped, ProviderRequestID: a.ProviderRequestID,
 		Degraded: a.Degraded && (a.Status == ledger.StatusOK || a.Status == ledger.StatusLastResort),
+	}
+	if a.Probe {
+		// A probe of a park, as `detour probe` records its own.
+		rec.Status, rec.Action = ledger.StatusProbeFailed, "probe"
+		if a.Status == ledger.StatusOK {
+			rec.Status = ledger.StatusProbeOK
+		}
 	}
 	if a.Failure != nil {
 		rec.Scope = string(a.Failure.Scope)

@@ -64,6 +64,18 @@ type Options struct {
 	// NoFallback sends only to the start target (the first, without Start):
 	// no retry elsewhere, ever.
 	NoFallback bool
+	// Probe, with NoFallback, sends to the start target even when a park
+	// holds it, as a probe of that park ("has it recovered?"): each of
+	// its health keys that a park refuses lends its probe lease instead
+	// (health.Breaker.BeginProbe), as `detour probe` takes it. An answer
+	// ends those parks at once; a failure keeps them, or parks anew, as a
+	// failed probe does (EndProbe). Such a send, and a half-open probe
+	// the store grants on its own, is recorded as a probe (Attempt.Probe:
+	// ledger status probe_ok or probe_failed, action probe). A key whose
+	// probe is already out still refuses the send (skipped_parked). A
+	// start target no park holds is sent to as usual. Ignored without
+	// NoFallback.
+	Probe bool
 	// RequestID is recorded in the ledger; empty means a new one.
 	RequestID string
 	// NonIdempotent says the request has side effects: when an attempt's
@@ -129,6 +141,10 @@ type Attempt struct {
 	// answer (its x-ratelimit-* or anthropic-ratelimit-* headers); nil
 	// when it said nothing, and on failures and skips.
 	RateLimit *llm.RateLimit
+	// Probe is set on a send made as a probe of a park of its target
+	// (Options.Probe): its ledger record's status is probe_ok or
+	// probe_failed (Status keeps what came back) and its action probe.
+	Probe bool
 	// ProviderRequestID is the provider's own id for this exchange, the
 	// one its support desk asks for: read from the response's headers
 	// (x-request-id, request-id, cf-ray, ...) or, where the provider puts

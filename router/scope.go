@@ -16,6 +16,10 @@ import (
 // permits are the leave to send one attempt to a target: one per key.
 type permits struct {
 	target, account, endpoint health.Permit
+	// leased marks the permits that are probe leases of parked keys
+	// (Options.Probe), which go back through EndProbe: endpoint,
+	// account, target.
+	leased [3]bool
 	// quota is what the send took of the target's declared quotas; nil
 	// when it has none.
 	quota *taken
@@ -25,13 +29,12 @@ type permits struct {
 // first. A refusal of any is returned as its *health.ParkedError, and the
 // permits already granted (a probe among them) are handed back.
 func (w *walk) allow(t *Target, now time.Time) (permits, *health.ParkedError, error) {
-	hb := w.r.health()
 	id, acct, end := w.chain.keys(t)
 	var p permits
 	var err error
-	if p.endpoint, err = hb.Allow(end, now); err == nil {
-		if p.account, err = hb.Allow(acct, now); err == nil {
-			if p.target, err = hb.Allow(id, now); err == nil {
+	if p.endpoint, p.leased[0], err = w.allowKey(t, end, now); err == nil {
+		if p.account, p.leased[1], err = w.allowKey(t, acct, now); err == nil {
+			if p.target, p.leased[2], err = w.allowKey(t, id, now); err == nil {
 				return p, nil, nil
 			}
 		}
@@ -42,6 +45,46 @@ func (w *walk) allow(t *Target, now time.Time) (permits, *health.ParkedError, er
 		return permits{}, parked, nil
 	}
 	return permits{}, nil, err
+}
+
+// allowKey asks the breaker for key's permit, for a send to t. When the
+// send is a probe (Options.Probe) and a park refuses key, key lends its
+// probe lease instead, if no probe of it is out: leased is then true.
+func (w *walk) allowKey(t *Target, key string, now time.Time) (p health.Permit, leased bool, err error) {
+	hb := w.r.health()
+	p, err = hb.Allow(key, now)
+	if err == nil || !w.probing(t) || !errors.Is(err, health.ErrParked) {
+		return p, false, err
+	}
+	if lp, _, ok := hb.BeginProbe(key, now); ok {
+		return lp, true, nil
+	}
+	return p, false, err
+}
+
+// probing reports whether a send to t is to probe its parks: the caller
+// asked for it (Options.Probe, with NoFallback) and t is the walk's
+// start.
+func (w *walk) probing(t *Target) bool {
+	return w.ask.opts.Probe && w.ask.opts.NoFallback && t == w.chain.cands[0]
+}
+
+// probe reports whether permits p make their send a probe of a park: one
+// is a probe lease, or the store made one a half-open probe, for a send
+// the caller asked to probe (Options.Probe).
+func (w *walk) probe(t *Target, p permits) bool {
+	return w.probing(t) && (p.leased != [3]bool{} || p.endpoint.Probe || p.account.Probe || p.target.Probe)
+}
+
+// report hands permit pm of key back with outcome o: through EndProbe
+// when it is a probe lease (leased), else through Done.
+func (w *walk) report(key string, pm health.Permit, leased bool, o health.Outcome, now time.Time) {
+	hb := w.r.health()
+	if leased {
+		hb.EndProbe(key, pm, o.Kind == "", o, now)
+		return
+	}
+	hb.Done(key, pm, o, now)
 }
 
 // released is the outcome that hands a permit back without a verdict: it
@@ -60,28 +103,26 @@ func outcome(f classify.Failure) health.Outcome {
 
 // release hands back the permits of an attempt that was not sent.
 func (w *walk) release(t *Target, p permits, now time.Time) {
-	hb := w.r.health()
 	id, acct, end := w.chain.keys(t)
 	if p.endpoint.Key != "" {
-		hb.Done(end, p.endpoint, released, now)
+		w.report(end, p.endpoint, p.leased[0], released, now)
 	}
 	if p.account.Key != "" {
-		hb.Done(acct, p.account, released, now)
+		w.report(acct, p.account, p.leased[1], released, now)
 	}
 	if p.target.Key != "" {
-		hb.Done(id, p.target, released, now)
+		w.report(id, p.target, p.leased[2], released, now)
 	}
 }
 
 // done reports one attempt's outcome under the key its scope names, and
 // hands the other permits back; a success (zero Outcome) closes all three.
 func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome, now time.Time) {
-	hb := w.r.health()
 	id, acct, end := w.chain.keys(t)
 	if o.Kind == "" {
-		hb.Done(end, p.endpoint, o, now)
-		hb.Done(acct, p.account, o, now)
-		hb.Done(id, p.target, o, now)
+		w.report(end, p.endpoint, p.leased[0], o, now)
+		w.report(acct, p.account, p.leased[1], o, now)
+		w.report(id, p.target, p.leased[2], o, now)
 		return
 	}
 	e, a, tg := released, released, o
@@ -91,9 +132,9 @@ func (w *walk) done(t *Target, p permits, scope classify.Scope, o health.Outcome
 	case classify.ScopeAccount:
 		a, tg = o, released
 	}
-	hb.Done(end, p.endpoint, e, now)
-	hb.Done(acct, p.account, a, now)
-	hb.Done(id, p.target, tg, now)
+	w.report(end, p.endpoint, p.leased[0], e, now)
+	w.report(acct, p.account, p.leased[1], a, now)
+	w.report(id, p.target, p.leased[2], tg, now)
 }
 
 // scopeKey is the health key a failure of scope s counts under for t.
