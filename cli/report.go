@@ -42,11 +42,13 @@ them) and summarizes them per target (provider/model). With no argument it
 reads the ledger ask writes ($DETOUR_LEDGER, else
 $XDG_STATE_HOME/detour/ledger.jsonl). Arguments may be files or globs
 ('ledger-*.jsonl.gz'); gzipped files are read as such; - reads standard
-input (plain or gzip). Files are streamed, so any size works; give rotated
-files oldest first, as walls follow line order.
+input (plain or gzip). Files are streamed, so any size works, and merged
+by time: rotated files, or the ledgers of several gateways, may come in any
+order.
 
 Columns:
-  TARGET  provider/model (long names are cut with …)
+  TARGET  provider/model, whole: the column widens to fit names of up to
+          40 characters; a longer name has a line of its own
   CALLS   attempts that sent something: every line but skips (skipped_*)
   OK      calls answered (status ok)
   REACH   OK / CALLS as a percent (client_stalled calls, never the
@@ -67,10 +69,14 @@ folds. Providers and routes are kept apart the same way. A ledger with
 more of any is read three times (standard input is kept in a temporary
 file for that), so that memory stays bounded by the rows printed.
 
-Below the table: each target's most frequent failure statuses, then its
-walls: from the first failure of kind "wall" (no credit, daily quota, ...)
-to the target's next answer, or "open" if none came, with the first wall's
-reason. Then the routes whose head stays degraded: behind a wall for a day
+Below the table: each target's most frequent failure statuses, and the
+latest failure of each kind with the provider's own request id
+(upstream_request_id, the one its support desk asks for). Then its walls,
+in time order across every file: from the first failure of kind "wall" (no
+credit, daily quota, ...), or the first quota skip when detour saw it
+coming, to the target's next answer to a request sent after the wall came
+back (one already in flight ends nothing), or "open" with how long it has
+lasted by the report's end; with the first wall's reason and request id. Then the routes whose head stays degraded: behind a wall for a day
 or more, or answering under half of 20 or more calls (a free tier dry for
 days is a config problem, not an incident). A line that cannot be read
 (torn by a crash, not a record) is skipped and counted at the end, never
@@ -86,14 +92,14 @@ probe_failed) are counted apart, never as calls.
 "unreadable_at", "lines", "matched", "routes", "top", "folded"} with
 snake_case keys ("folded" says, per kind, what its "other" row holds; each
 target also has failures_by_scope, failovers_in, failovers_out, degraded,
-probes);
+probes and latest_failures; each wall its upstream_request_id);
 "routes" says, per route, how many answers came at each hop and from which
 target (the chain the route actually used). With --by it adds
 "bucket_seconds" and "series": per bucket its totals, then "providers" and
 "targets", each with calls, answers, failures, failures_by_kind, skips,
 last_resort, probes, probes_failed, reachability_pct, tokens and cost_usd.
---csv prints one row per target after a header row; with --by, one row per
-bucket and target.
+--csv prints one row per target after a header row (latest_failures as
+"kind:upstream_request_id ..."); with --by, one row per bucket and target.
 
 --html FILE also writes the summary as one self-contained HTML page: charts
 (outcomes per provider over time, walls on a timeline, reachability per
@@ -299,43 +305,69 @@ func reportSource(paths []string) string {
 	return src
 }
 
+// nameWidth is the widest target name the report's columns widen to;
+// a longer name has a line of its own, never cut.
+const nameWidth = 40
+
+// nameColumn is the width of the TARGET column: the longest name up to
+// nameWidth.
+func nameColumn(r report.Report) int {
+	n := len("TARGET")
+	for _, t := range r.Targets {
+		if m := utf8.RuneCountInString(t.Target); m <= nameWidth {
+			n = max(n, m)
+		}
+	}
+	return n
+}
+
+// named writes "  name  rest" with name padded to width; a longer name
+// goes on a line of its own and rest under it, so no name is ever cut.
+func named(w io.Writer, indent string, name string, width int, rest string) {
+	if utf8.RuneCountInString(name) > width {
+		fmt.Fprintln(w, indent+name)
+		name = ""
+	}
+	fmt.Fprintln(w, strings.TrimRight(indent+name+strings.Repeat(" ", width-utf8.RuneCountInString(name))+rest, " "))
+}
+
+// wrapText writes text in lines of at most reportWidth runes, each after
+// indent, broken between words; a word longer than a line is never cut.
+func wrapText(w io.Writer, indent, text string) {
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > reportWidth {
+			fmt.Fprintln(w, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	if line != indent {
+		fmt.Fprintln(w, line)
+	}
+}
+
 func printReport(w io.Writer, r report.Report, paths []string) {
 	fmt.Fprintln(w, cut(fmt.Sprintf("%s: %d lines, %d selected", reportSource(paths), r.Lines, r.Matched), reportWidth))
+	col := nameColumn(r)
 	if len(r.Targets) == 0 {
 		fmt.Fprintln(w, "no attempts in the selection")
 	} else {
 		fmt.Fprintln(w)
-		row := "%-26s %6s %6s %6s %7s %7s %6s %7s %7s %9s\n"
-		fmt.Fprintf(w, row, "TARGET", "CALLS", "OK", "REACH", "P50", "P95", "SKIPS", "IN", "OUT", "COST")
+		row := " %6s %6s %6s %7s %7s %6s %7s %7s %9s"
+		named(w, "", "TARGET", col, fmt.Sprintf(row, "CALLS", "OK", "REACH", "P50", "P95", "SKIPS", "IN", "OUT", "COST"))
 		for _, t := range r.Targets {
-			fmt.Fprintf(w, row, cut(t.Target, 26), strconv.Itoa(t.Calls), strconv.Itoa(t.Answers),
+			named(w, "", t.Target, col, fmt.Sprintf(row, strconv.Itoa(t.Calls), strconv.Itoa(t.Answers),
 				reachPct(t.ReachabilityPct), secs(t.P50Seconds), secs(t.P95Seconds), strconv.Itoa(t.Skips),
-				tokens(t.TokensIn), tokens(t.TokensOut), usd(t.CostUSD))
+				tokens(t.TokensIn), tokens(t.TokensOut), usd(t.CostUSD)))
 		}
 		if note := foldNote(r); note != "" {
 			fmt.Fprint(w, note)
 		}
-		var fails []string
-		for _, t := range r.Targets {
-			if len(t.FailuresByStatus) == 0 {
-				continue
-			}
-			parts := make([]string, 0, 3)
-			for i, c := range t.FailuresByStatus {
-				if i == 3 {
-					parts = append(parts, fmt.Sprintf("+%d more", len(t.FailuresByStatus)-3))
-					break
-				}
-				parts = append(parts, fmt.Sprintf("%s ×%d", c.Status, c.N))
-			}
-			fails = append(fails, cut(fmt.Sprintf("  %-26s %s", cut(t.Target, 26), strings.Join(parts, ", ")), reportWidth))
-		}
-		if len(fails) > 0 {
-			fmt.Fprintln(w, "\nfailures (most frequent first):")
-			for _, l := range fails {
-				fmt.Fprintln(w, l)
-			}
-		}
+		printFailures(w, r, col)
 	}
 	if len(r.Walls) > 0 {
 		fmt.Fprintln(w, "\nwalls (first wall failure, or quota skip when seen coming → next answer):")
@@ -344,16 +376,20 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 			if wl.SeenComing {
 				how = "seen coming"
 			}
-			span := "open"
+			took := time.Duration(wl.Seconds * float64(time.Second)).Round(time.Second).String()
+			span := "open (" + took + " so far)"
 			if wl.End != nil {
 				span = wl.End.UTC().Format("15:04:05")
 				if wl.End.UTC().Format(time.DateOnly) != wl.Start.UTC().Format(time.DateOnly) {
 					span = wl.End.UTC().Format("2006-01-02 15:04:05")
 				}
-				span += " (" + time.Duration(wl.Seconds*float64(time.Second)).Round(time.Second).String() + ")"
+				span += " (" + took + ")"
 			}
-			fmt.Fprintln(w, cut(fmt.Sprintf("  %-26s %s → %s  %s: %s %s", cut(wl.Target, 26),
-				wl.Start.UTC().Format("2006-01-02 15:04:05"), span, how, wl.Status, wl.Reason), reportWidth))
+			named(w, "  ", wl.Target, col, "  "+wl.Start.UTC().Format("2006-01-02 15:04:05")+" → "+span)
+			wrapText(w, "      ", how+": "+wl.Status+" "+wl.Reason)
+			if wl.UpstreamRequestID != "" {
+				fmt.Fprintln(w, "      upstream_request_id "+wl.UpstreamRequestID)
+			}
 		}
 	}
 	if len(r.Flags) > 0 {
@@ -363,6 +399,39 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 		}
 	}
 	printUnreadable(w, r)
+}
+
+// printFailures lists each target's most frequent failure statuses, and
+// the provider's request id of its latest failure of each kind.
+func printFailures(w io.Writer, r report.Report, col int) {
+	head := "\nfailures (most frequent first):"
+	for _, t := range r.Targets {
+		if len(t.LatestFailures) > 0 {
+			head = "\nfailures (most frequent first; the latest of each kind with the provider's request id):"
+		}
+	}
+	for _, t := range r.Targets {
+		if len(t.FailuresByStatus) == 0 {
+			continue
+		}
+		if head != "" {
+			fmt.Fprintln(w, head)
+			head = ""
+		}
+		parts := make([]string, 0, 3)
+		for i, c := range t.FailuresByStatus {
+			if i == 3 {
+				parts = append(parts, fmt.Sprintf("+%d more", len(t.FailuresByStatus)-3))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s ×%d", c.Status, c.N))
+		}
+		named(w, "  ", t.Target, col, "  "+strings.Join(parts, ", "))
+		for _, f := range t.LatestFailures {
+			fmt.Fprintf(w, "      latest %s: %s at %s, upstream_request_id %s\n", f.Kind, f.Status,
+				f.Time.UTC().Format("2006-01-02 15:04:05"), f.UpstreamRequestID)
+		}
+	}
 }
 
 // foldNote says, below the table, what its "other" row folds; "" when
@@ -476,7 +545,7 @@ func writeReportCSV(w io.Writer, r report.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"target", "provider", "model", "calls", "answers", "failures", "skips",
 		"reachability_pct", "p50_seconds", "p95_seconds", "tokens_in", "tokens_out", "cost_usd", "top_failures",
-		"failovers_in", "failovers_out", "degraded", "probes", "probes_failed"})
+		"failovers_in", "failovers_out", "degraded", "probes", "probes_failed", "latest_failures"})
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
@@ -491,11 +560,16 @@ func writeReportCSV(w io.Writer, r report.Report) error {
 			}
 			top = append(top, fmt.Sprintf("%s:%d", c.Status, c.N))
 		}
+		ids := make([]string, len(t.LatestFailures))
+		for i, f := range t.LatestFailures {
+			ids[i] = f.Kind + ":" + f.UpstreamRequestID
+		}
 		cw.Write([]string{t.Target, t.Provider, t.Model, strconv.Itoa(t.Calls), strconv.Itoa(t.Answers),
 			strconv.Itoa(t.Failures), strconv.Itoa(t.Skips), opt(t.ReachabilityPct), opt(t.P50Seconds),
 			opt(t.P95Seconds), strconv.FormatInt(t.TokensIn, 10), strconv.FormatInt(t.TokensOut, 10),
 			strconv.FormatFloat(t.CostUSD, 'f', -1, 64), strings.Join(top, " "),
-			strconv.Itoa(t.FailoversIn), strconv.Itoa(t.FailoversOut), strconv.Itoa(t.Degraded), strconv.Itoa(t.Probes), strconv.Itoa(t.ProbesFailed)})
+			strconv.Itoa(t.FailoversIn), strconv.Itoa(t.FailoversOut), strconv.Itoa(t.Degraded), strconv.Itoa(t.Probes), strconv.Itoa(t.ProbesFailed),
+			strings.Join(ids, " ")})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -138,7 +138,7 @@ func TestReportStdin_PlainAndGzip(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
-			for _, want := range []string{"stdin: 8 lines, 7 selected", "deepseek/chat                   3      2  66.7%",
+			for _, want := range []string{"stdin: 8 lines, 7 selected", "deepseek/chat      3      2  66.7%",
 				"1 line could not be read (stdin:8)"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)

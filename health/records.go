@@ -37,7 +37,22 @@ type Records interface {
 	// such as a day's spend, atomic in this process and, for a shared
 	// store, across processes.
 	Add(key string, delta float64, ttl time.Duration) (float64, error)
+	// Reserve adds amount (at least 0) to the number key holds, as Add
+	// does, only when the sum with it stays within limit (ReserveSlack
+	// past it at most), and reports whether it did: sum is the new sum
+	// when it did, else what key holds, untouched. Check and add are one
+	// step, atomic in this process and, for a shared store, across
+	// processes: of reservers racing for the last room under one limit,
+	// only as many as fit get it. An Add of a negative delta gives room
+	// back (a send settling what it reserved to what it cost).
+	Reserve(key string, amount, limit float64, ttl time.Duration) (sum float64, ok bool, err error)
 }
+
+// ReserveSlack is how far past its limit a Reserve's sum may land and
+// still be within it: sums of decimal amounts are not exact in floating
+// point (0.02 added 25 times is not 0.5), and a billionth of a dollar is
+// no money.
+const ReserveSlack = 1e-9
 
 // MemoryRecords are Records in this process's memory, safe for concurrent
 // use; the zero value is ready. Now, when set, is the clock expiry reads
@@ -156,18 +171,45 @@ func (m *MemoryRecords) Add(key string, delta float64, ttl time.Duration) (float
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	sum := delta
+	sum := m.sumLocked(key, now) + delta
+	m.setSumLocked(key, sum, ttl, now)
+	return sum, nil
+}
+
+// Reserve implements Records under m's lock.
+func (m *MemoryRecords) Reserve(key string, amount, limit float64, ttl time.Duration) (float64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	sum := m.sumLocked(key, now)
+	if sum+amount > limit+ReserveSlack {
+		return sum, false, nil
+	}
+	sum += amount
+	m.setSumLocked(key, sum, ttl, now)
+	return sum, true, nil
+}
+
+// sumLocked is the number key holds at now: 0 when it holds nothing (or
+// no number).
+func (m *MemoryRecords) sumLocked(key string, now time.Time) float64 {
 	if v, ok := m.getLocked(key, now); ok {
 		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
-			sum += f
+			return f
 		}
-		r := m.vals[key]
+	}
+	return 0
+}
+
+// setSumLocked stores sum under key: in its live record, whose expiry
+// stands, or else in a new one for ttl.
+func (m *MemoryRecords) setSumLocked(key string, sum float64, ttl time.Duration, now time.Time) {
+	if r, ok := m.vals[key]; ok && now.Before(r.expires) {
 		r.unkeep() // a counter is never evicted
 		r.val = strconv.AppendFloat(r.val[:0], sum, 'g', -1, 64)
-		return sum, nil
+		return
 	}
 	m.putLocked(key, strconv.AppendFloat(nil, sum, 'g', -1, 64), ttl, now)
-	return sum, nil
 }
 
 // Len returns how many values m holds, expired ones not yet dropped

@@ -3,9 +3,11 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/detourhq/detour/health"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -111,4 +113,41 @@ func (s *Store) Add(key string, delta float64, ttl time.Duration) (sum float64, 
 		return sum, nil
 	}
 	return s.local.Add(key, delta, ttl)
+}
+
+// reserveScript adds ARGV[1] to KEYS[1] when the sum stays within ARGV[2]
+// (the limit with health.ReserveSlack), giving a new key an expiry of
+// ARGV[3] ms, in one step: Redis runs a script alone, so no replica reads
+// the sum between the check and the add. It returns {1, the new sum} or
+// {0, the sum as it is}, sums as strings (a Lua number would come back
+// an integer).
+var reserveScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1]) or '0'
+if (tonumber(cur) or 0) + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {0, cur} end
+local v = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return {1, v}
+`)
+
+// Reserve implements health.Records with reserveScript.
+func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (sum float64, ok bool, err error) {
+	if s.recCall(func(ctx context.Context) error {
+		res, err := reserveScript.Run(ctx, s.client, []string{s.recKey(key)}, strconv.FormatFloat(amount, 'g', -1, 64),
+			strconv.FormatFloat(limit+health.ReserveSlack, 'g', -1, 64), max(ttl.Milliseconds(), 1)).Slice()
+		if err != nil {
+			return err
+		}
+		if len(res) != 2 {
+			return fmt.Errorf("redisstore: the reserve script answered %v", res)
+		}
+		ok = res[0] == int64(1)
+		v, _ := res[1].(string)
+		if sum, err = strconv.ParseFloat(v, 64); err != nil {
+			sum = 0 // not a number: INCRBYFLOAT refused it, or GET read one that is not
+		}
+		return nil
+	}) {
+		return sum, ok, nil
+	}
+	return s.local.Reserve(key, amount, limit, ttl)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -89,6 +90,20 @@ func (s *Store) Delete(key string) error {
 
 // Add implements health.Records in one BEGIN IMMEDIATE transaction.
 func (s *Store) Add(key string, delta float64, ttl time.Duration) (sum float64, err error) {
+	sum, _, err = s.add(key, delta, math.Inf(1), ttl)
+	return sum, err
+}
+
+// Reserve implements health.Records in one BEGIN IMMEDIATE transaction:
+// the write lock is taken before the sum is read, so no other process on
+// the file reads it between the check and the add.
+func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (sum float64, ok bool, err error) {
+	return s.add(key, amount, limit, ttl)
+}
+
+// add adds delta to key's number when the sum stays within limit (see
+// health.Records.Reserve), in one transaction; on memory, s.local does.
+func (s *Store) add(key string, delta, limit float64, ttl time.Duration) (sum float64, ok bool, err error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if mem := s.use(func(db *sql.DB) error {
@@ -100,6 +115,7 @@ func (s *Store) Add(key string, delta float64, ttl time.Duration) (sum float64, 
 			var expires int64
 			err := c.QueryRowContext(ctx, `SELECT value, expires FROM records WHERE key = ? AND expires > ?`, key, now.UnixNano()).Scan(&b, &expires)
 			until := now.Add(ttl)
+			sum = 0
 			switch {
 			case err == nil:
 				if f, perr := strconv.ParseFloat(string(b), 64); perr == nil {
@@ -109,13 +125,20 @@ func (s *Store) Add(key string, delta float64, ttl time.Duration) (sum float64, 
 			case !errors.Is(err, sql.ErrNoRows):
 				return err
 			}
+			if ok = sum+delta <= limit+health.ReserveSlack; !ok {
+				return nil // nothing written: the transaction ends as it began
+			}
 			sum += delta
 			return putRecord(c, s, key, strconv.AppendFloat(nil, sum, 'g', -1, 64), until)
 		})
 	}); mem != nil {
-		return s.local.Add(key, delta, ttl)
+		if math.IsInf(limit, 1) {
+			sum, err = s.local.Add(key, delta, ttl)
+			return sum, err == nil, err
+		}
+		return s.local.Reserve(key, delta, limit, ttl)
 	}
-	return sum, nil
+	return sum, ok, nil
 }
 
 // putRecord writes key's value until expires (Sweep drops expired ones),
