@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -32,9 +33,14 @@ func newDemoEval(env Env) *cobra.Command {
 		Long: `demo eval runs detour eval, the built-in suite in English and Japanese, against
 the demo's seven fake providers: their faults of the measured day, and a
 scripted skill each (invented for the demo: one strong in English only, one
-that thinks out loud and is cut at its output limit, ...). It prints the
-report a real run prints, and the chain it proposes: quality first, cost
-next, billing pools interleaved, the unreachable left out.`,
+that thinks out loud and is cut at its output limit, ...). The run is the
+morning of that day: the free tiers' daily quotas are not spent yet (an eval
+that meets a dry free tier has nothing to judge it on: run it after the
+reset). It prints the report a real run prints, and the chain it proposes
+for route default, which detour check accepts without a warning: the free
+tiers that pass first, then quality, then cost, billing pools alternating;
+the unreachable, and those under the accuracy bar (50%), left out, each
+line saying why.`,
 		Example: `  go run ./cmd/detour demo eval
   detour demo eval --reps 3`,
 		Args: cobra.NoArgs,
@@ -58,6 +64,7 @@ func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
 	if err != nil {
 		return err
 	}
+	morning(provs)
 	srv, err := simulate.Start(provs...)
 	if err != nil {
 		return err
@@ -93,7 +100,23 @@ func runDemoEval(ctx context.Context, env Env, f demoEvalFlags) error {
 	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, out.Snapshot())
 	eval.WriteTable(env.Stdout, rep)
 	fmt.Fprintln(env.Stdout)
-	prop := eval.Propose("default", rep, eval.ProposeOptions{})
-	fmt.Fprint(env.Stdout, eval.Snippet("proposed by detour demo eval (scripted skills: the figures show the shape of a real run, not real models)", []eval.Proposal{prop}))
+	prop := eval.Propose("default", rep, eval.ProposeOptions{MaxLen: policy.Interactive().MaxAttempts, MaxLenFrom: "the default budget's max_attempts"})
+	fmt.Fprint(env.Stdout, eval.Snippet("proposed by detour demo eval (scripted skills: the figures show the shape of a real run, not real models)\n"+
+		eval.OrderRule(0), []eval.Proposal{prop}))
 	return nil
+}
+
+// morning leaves out the daily quota walls of the measured day: the free
+// tiers' quotas are not spent yet when the demo's eval runs. Their other
+// faults (overload, rate limits) stay.
+func morning(provs []simulate.Provider) {
+	for i := range provs {
+		if provs[i].Profile == nil {
+			continue
+		}
+		for j := range provs[i].Profile.Rules {
+			r := &provs[i].Profile.Rules[j]
+			r.Chances = slices.DeleteFunc(r.Chances, func(c simulate.Chance) bool { return c.Fault.Kind == simulate.DailyQuota })
+		}
+	}
 }

@@ -39,6 +39,10 @@ type evalFlags struct {
 	tie             float64
 	checkOnly       bool
 	ledgerPath      string
+	writeRoute      string
+	// minAccuracySet is whether --min-accuracy was given: else the
+	// route's eval_gate, or eval's default, sets the bar.
+	minAccuracySet bool
 }
 
 func newEval(env Env) *cobra.Command {
@@ -66,28 +70,49 @@ and effective cost per task and per correct answer from the real token
 counts at the config's prices. It warns when the top targets tie on every
 task (the suite cannot tell them apart).
 
-The proposal: targets below the reachability gate are left out; the rest
-are put in bands of accuracy within --tie of each other (5 points), best band
-first; within a band the cheapest per correct answer goes first, billing
-pools interleaved. A better target is never put behind a cheaper one that
-measured worse by more than --tie; the report warns when the two best are
-closer than the margin their sample sizes allow. It is printed as a
-routes: snippet for detour.yaml (check accepts it), or written to
---proposal FILE: for --route, or else for each route of the config whose
+The proposal leaves out a target with no correct answer, one with fewer
+answers than the bar needs (5, or the route's eval_gate.min_answers), one
+below the accuracy bar (--min-accuracy, else the route's
+eval_gate.min_accuracy, else 50%; the proposal says which), and a paid one
+below the reachability gate (--min-reachability, 90%; a free tier is not
+held to it: dry, it is parked and skipped at no cost). When nothing passes
+(every target at 0%, say), it proposes nothing and says why. Of the rest,
+free tiers go first (they spend nothing while they last), then bands of
+accuracy within --tie of each other (5 points), best band first; within a
+band the cheapest per correct answer goes first, billing pools alternating.
+The chain holds at most the route's budget max_attempts, two billing pools
+kept when the measured targets allow, so that check accepts it without a
+warning (or the proposal says why it cannot). Each line says why the target
+is there: its place, accuracy, reachability, cost, latency and pool. The
+report warns when the two best are closer than the margin their sample
+sizes allow. It is printed as a routes: snippet for detour.yaml, or written
+to --proposal FILE: for --route, or else for each route of the config whose
 chain holds a measured target (or "default" when none does).
+
+--write-route NAME writes the proposal for route NAME into the config file
+itself: routes.NAME.chain is replaced (the route is added after the others
+when it is new; with no --targets and no --route, NAME's chain is what is
+measured). Every other byte of the file stays: comments, order, the route's
+other settings, the other routes. The result must load and change nothing
+else, or nothing is written; the file is replaced at once (a temporary file
+renamed over it, its mode kept), so a serve that reloads never reads half
+of it. Nothing is written when the proposal is empty.
 
 Suites: "builtin" (arithmetic, date constraints, tax normalisation, relative
 dates, negative constraints and nuance, in English and Japanese) or a YAML
 file (see README "Task suites").
 
 Exit codes: 0 measured (or nothing left to measure); 1 a call could not be
-written, or the run stopped; 2 wrong command line; 4 configuration error or
-a grader that disagrees with its known answers; 130 interrupted.`,
+written, the run stopped, or --write-route wrote nothing; 2 wrong command
+line; 4 configuration error or a grader that disagrees with its known
+answers; 130 interrupted.`,
 		Example: `  detour eval --targets groq/llama-3.3-70b-versatile,deepseek/deepseek-chat --reps 3
   detour eval --route default --results eval.jsonl --proposal proposed.yaml
+  detour eval --write-route default --reps 3          # measure route default, rewrite its chain
   detour eval --suite mytasks.yaml --targets openai/gpt-4o-mini --check`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.minAccuracySet = cmd.Flags().Changed("min-accuracy")
 			return runEval(cmd, env, f)
 		},
 	}
@@ -102,9 +127,10 @@ a grader that disagrees with its known answers; 130 interrupted.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON (proposals included)")
 	fl.StringVar(&f.proposal, "proposal", "", "write the proposed chain to this file (a detour.yaml routes: snippet)")
 	fl.Float64Var(&f.minReachability, "min-reachability", eval.DefaultMinReachability, "reachability gate of the proposal (0 to 1; negative: none)")
-	fl.Float64Var(&f.minAccuracy, "min-accuracy", 0, "accuracy gate of the proposal (0 to 1)")
+	fl.Float64Var(&f.minAccuracy, "min-accuracy", 0, "accuracy bar of the proposal (0 to 1; default the route's eval_gate.min_accuracy, else 0.5)")
 	fl.Float64Var(&f.tie, "tie", eval.DefaultTie, "accuracy difference (0 to 1) within which the cheaper target goes first")
 	fl.BoolVar(&f.checkOnly, "check", false, "only run the graders on their known answers; no model call")
+	fl.StringVar(&f.writeRoute, "write-route", "", "write the proposed chain into this route of the config file (comments and other lines kept)")
 	fl.StringVar(&f.ledgerPath, "ledger", "", "ledger file (default $DETOUR_LEDGER, else $XDG_STATE_HOME/detour/ledger.jsonl; \"-\" for none)")
 	return cmd
 }
@@ -122,6 +148,9 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 	}
 	cfg, err := loadConfig(cmd, env)
 	if err != nil {
+		return err
+	}
+	if f, err = writeRouteFlags(cfg, f); err != nil {
 		return err
 	}
 	opts := config.BuildOptions{Getenv: env.Getenv}
@@ -173,6 +202,10 @@ func runEval(cmd *cobra.Command, env Env, f evalFlags) error {
 		p.Done, p.Total, time.Since(start).Round(time.Millisecond), p.Skipped, p.Errors, f.results)
 	if p.Ungraded > 0 {
 		fmt.Fprintf(env.Stderr, "detour: %d answer(s) could not be graded and were not written (a rerun makes them again); the last: %s\n", p.Ungraded, p.Warning)
+	}
+	if f.writeRoute != "" && (runErr != nil || cmd.Context().Err() != nil) {
+		f.writeRoute = "" // a chain from part of a run is not written
+		fmt.Fprintln(env.Stderr, "detour: the run did not finish, so --write-route writes nothing; a rerun goes on where it stopped")
 	}
 	if err := printEvalReport(env, f, cfg, opts, suite, routes, out.Snapshot()); err != nil {
 		return withCode(ExitFailed, err)
@@ -272,14 +305,14 @@ func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.Build
 	}
 	ids := suite.IDs()
 	rep := eval.Summarize(suite.Name, suite.Digest(), ids, targets, recs)
-	o := eval.ProposeOptions{MinReachability: f.minReachability, MinAccuracy: f.minAccuracy, Tie: f.tie}
 	for _, pr := range proposalRoutes(cfg, opts, f.route, targets) {
-		p := eval.Propose(pr.name, rep.Only(pr.measured), o)
+		p := eval.Propose(pr.name, rep.Only(pr.measured), proposeOptions(cfg, f, pr.name))
 		p.Unmeasured = pr.unmeasured
 		rep.Proposals = append(rep.Proposals, p)
 	}
-	snippet := eval.Snippet(fmt.Sprintf("proposed by detour eval on %s: suite %s (%s), %d rep(s)\nquality first (bands of accuracy within %.0f points), then cost per correct answer; billing pools interleaved",
-		time.Now().UTC().Format("2006-01-02"), suite.Name, short12(rep.Digest), f.reps, 100*max(f.tie, 0)), rep.Proposals)
+	day := time.Now().UTC().Format("2006-01-02")
+	snippet := eval.Snippet(fmt.Sprintf("proposed by detour eval on %s: suite %s (%s), %d rep(s)\n%s",
+		day, suite.Name, short12(rep.Digest), f.reps, eval.OrderRule(f.tie)), rep.Proposals)
 	if f.proposal != "" {
 		if err := durable.WriteFile(f.proposal, 0o644, func(w io.Writer) error {
 			_, err := io.WriteString(w, snippet)
@@ -291,12 +324,23 @@ func printEvalReport(env Env, f evalFlags, cfg *config.Config, opts config.Build
 	if f.asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		eval.WriteTable(env.Stdout, rep)
+		fmt.Fprintln(env.Stdout)
+		io.WriteString(env.Stdout, snippet) //nolint:errcheck // stdout
 	}
-	eval.WriteTable(env.Stdout, rep)
-	fmt.Fprintln(env.Stdout)
-	io.WriteString(env.Stdout, snippet) //nolint:errcheck // stdout
-	return nil
+	if f.writeRoute == "" {
+		return nil
+	}
+	for _, p := range rep.Proposals {
+		if p.Route == f.writeRoute {
+			return writeRoute(env.Stderr, cfg.File, p, "detour eval "+day+" suite "+suite.Name)
+		}
+	}
+	return fmt.Errorf("--write-route %s: %w: no proposal for the route", f.writeRoute, errNothingToWrite)
 }
 
 // evalBar is the progress bar of a run on a terminal; nothing elsewhere.

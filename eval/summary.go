@@ -149,7 +149,8 @@ func percentile(xs []int64, p int) int64 {
 }
 
 // warnings says when the top targets tie on every task (the suite cannot
-// tell them apart) and when a target has no answers to judge.
+// tell them apart), when no target got anything right (no tie: the suite
+// is suspect) and when a target has no answers to judge.
 func warnings(rep Report) []string {
 	var w []string
 	ranked := make([]TargetReport, 0, len(rep.Targets))
@@ -163,6 +164,11 @@ func warnings(rep Report) []string {
 		ranked = append(ranked, t)
 	}
 	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].Accuracy > ranked[j].Accuracy })
+	if len(ranked) > 0 && ranked[0].Correct == 0 {
+		// Alike at 0% is no tie of good models: nothing was right.
+		return append(w, "no target answered a single task correctly: the suite (its graders, or the answer format "+
+			"they expect) is the first suspect; read the answers in the results file before judging the models")
+	}
 	if len(ranked) < 2 {
 		return w
 	}
