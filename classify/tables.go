@@ -38,6 +38,7 @@ var strongCodes = []codeRow{
 	{"invalid_prompt", Policy, "prompt flagged by the usage policy"},             // OpenAI 400 (pal-mcp-server#178; P: OpenAI, Policy)
 	{"bio_policy", Policy, "blocked by the bio policy"},                          // openai-go responses/response.go error.code enum
 	{"image_content_policy_violation", Policy, "image content policy violation"}, // idem
+	{"misalignment_policy_violation", Policy, "misalignment policy violation"},   // idem (ResponseErrorCode, v3.98.0)
 	{"refusal", Policy, "the model refused"},                                     // Anthropic stop_reason (anthropic-sdk-go message.go)
 	{"blockreason", Policy, "prompt blocked by safety filter"},                   // wire/openai Type for Gemini promptFeedback.blockReason
 	{"safety", Policy, "blocked by safety filter"},                               // sample gemini-200-finish-reason-safety (go-genai types.go)
@@ -103,6 +104,7 @@ var weakCodes = []codeRow{
 	{"queue_exceeded", Transient, "queue full"},                       // Cerebras (P: Cerebras)
 	{"capacity_exceeded", Transient, "capacity exceeded"},             // sample groq-498-flex-capacity-exceeded
 	{"server_error", Transient, "server error"},                       // sample openai-responses-stream-error-event
+	{"vector_store_timeout", Transient, "vector store timeout"},       // Responses response.failed (openai-go responses/response.go ResponseErrorCode)
 	{"server_is_overloaded", Transient, "server overloaded"},          // Dev Proxy docs (P: OpenAI)
 	{"service_unavailable_error", Transient, "service unavailable"},   // idem
 	{"internal_server_error", Transient, "server error"},              // sample mistral-500-service-unavailable
@@ -129,6 +131,22 @@ var weakCodes = []codeRow{
 	{"validationexception", Invalid, ""},          // Bedrock
 	{"badrequesterror", Invalid, ""},              // vLLM
 	{"invalid_request_invalid_args", Invalid, ""}, // sample mistral-400-image-input-not-enabled
+	// The Responses API's response.failed codes for an image the request
+	// gave that cannot be used (openai-go responses/response.go
+	// ResponseErrorCode, v3.98.0): the same image fails everywhere.
+	{"invalid_image", Invalid, "invalid image"},
+	{"invalid_image_format", Invalid, "invalid image format"},
+	{"invalid_base64_image", Invalid, "invalid base64 image"},
+	{"invalid_image_url", Invalid, "invalid image URL"},
+	{"image_too_large", Invalid, "image too large"},
+	{"image_too_small", Invalid, "image too small"},
+	{"image_parse_error", Invalid, "image cannot be parsed"},
+	{"invalid_image_mode", Invalid, "invalid image mode"},
+	{"image_file_too_large", Invalid, "image file too large"},
+	{"unsupported_image_media_type", Invalid, "unsupported image media type"},
+	{"empty_image_file", Invalid, "empty image file"},
+	{"failed_to_download_image", Invalid, "image could not be downloaded"},
+	{"image_file_not_found", Invalid, "image file not found"},
 }
 
 // msgRow matches a provider's message (lower-cased): every string of all

@@ -110,7 +110,8 @@ type Request struct {
 // request, or a provider's answer. Its bytes must not be changed.
 type Raw struct {
 	// Dialect is the wire format: "openai" (chat completions),
-	// "anthropic" (Messages) or "gemini" (generateContent).
+	// "anthropic" (Messages), "gemini" (generateContent) or
+	// "openai-responses" (the Responses API).
 	Dialect string
 	// Body is the JSON body.
 	Body []byte

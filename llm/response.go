@@ -30,6 +30,11 @@ type Usage struct {
 	// CacheWriteTokens are the input tokens written to the cache
 	// (Anthropic's cache_creation_input_tokens).
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens are the output tokens the model spent reasoning
+	// before its visible answer, counted in OutputTokens too (the
+	// Responses API's output_tokens_details.reasoning_tokens); 0 when the
+	// provider did not say.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // Response is one complete answer.

@@ -31,7 +31,7 @@ var levels = [][]string{
 	{"policy"},
 	{"health"},
 	{"ledger", "evalresults"}, // record files: attempts; eval's answers and its gate
-	{"wire/openai", "wire/anthropic", "wire/gemini", "wire"},
+	{"wire/openai", "wire/anthropic", "wire/gemini", "wire/responses", "wire"},
 	{"wire/exchange"},
 	{"classify", "fit"}, // fit: token estimates, read by router and config
 	{"sse"},
