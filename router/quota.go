@@ -258,10 +258,11 @@ func (w *walk) takeQuota(t *Target, req *llm.Request, now time.Time) (verdict, *
 	return verdict{}, tk
 }
 
-// used sets the token counts a send took (p.quota) right to u, what it
-// really used: a failed send that billed nothing gives its reservation
-// back. Once per send.
+// used sets the token counts a send took (p.quota) and the spend it held
+// (p.spend) right to u, what it really used: a failed send that billed
+// nothing gives its reservations back. Once per send.
 func (w *walk) used(p permits, u llm.Usage) {
+	w.settleSpend(p.spend, u)
 	if p.quota == nil {
 		return
 	}

@@ -55,7 +55,6 @@ func (w *walk) record(a Attempt) {
 	}
 	a.RequestID = w.ask.id
 	w.attempts = append(w.attempts, a)
-	w.spend(a.Cost)
 	rec := ledger.Record{
 		Time: a.Start, RequestID: w.ask.id, Route: w.route.Name,
 		Provider: a.Target.Provider, Model: a.Target.Model,

@@ -23,6 +23,9 @@ type permits struct {
 	// quota is what the send took of the target's declared quotas; nil
 	// when it has none.
 	quota *taken
+	// spend is what the send holds of the daily ceilings; nil when none
+	// applies.
+	spend *reservation
 }
 
 // allow asks the breaker for all three keys of t, endpoint and account

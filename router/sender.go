@@ -112,6 +112,7 @@ func (*streamSender) phase(err error, f classify.Failure, headers bool) policy.P
 func (s *streamSender) answered(w *walk, a Attempt, p permits, _ *llm.Response, res *Result) *Result {
 	st := s.stream
 	st.attempt, st.permits, st.start, st.res = a, p, a.Start, res
+	w.held = nil // the stream settles what the send holds, as it ends
 	st.dropped = res.Dropped
 	st.noteSkipped()
 	// What the headers said is known now, before the stream ends: the

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/detourhq/detour/health"
+	"github.com/detourhq/detour/ledger"
 	"github.com/detourhq/detour/llm"
 )
 
@@ -49,7 +51,8 @@ func dayKey(key string, now time.Time) string {
 // ceiling at now, or "" when none (after lowering its max_tokens in v
 // where the route allows it). A target that costs nothing never passes
 // one; a store that cannot be read lets the send go (health is advisory,
-// and so is this count).
+// and so is this count). It only reads the counters, as eligible changes
+// nothing: a send holds its room once admitted (reserve).
 func (w *walk) overDaily(t *Target, v *verdict, now time.Time) string {
 	ls := w.ceilings()
 	if len(ls) == 0 {
@@ -61,24 +64,123 @@ func (w *walk) overDaily(t *Target, v *verdict, now time.Time) string {
 	}
 	for _, l := range ls {
 		spent, err := w.r.records().Add(dayKey(l.Key, now), 0, spendTTL) // adding nothing reads the counter
-		if err != nil || spent+worst <= l.Limit || w.lower(t, v, l.Limit-spent, "the daily ceiling of "+l.Key) {
+		if err != nil || spent+worst <= l.Limit+health.ReserveSlack || w.lower(t, v, l.Limit-spent, "the daily ceiling of "+l.Key) {
 			continue
 		}
-		return fmt.Sprintf("the daily ceiling of %s ($%g) is reached: $%.4f spent today, this send may cost up to $%.4f",
-			l.Key, l.Limit, spent, worst)
+		return dailyWhy(l, spent, worst)
 	}
 	return ""
 }
 
-// spend adds cost to every daily counter of the walk.
-func (w *walk) spend(cost float64) {
-	if cost <= 0 {
+// dailyWhy is the reason of a skip for ceiling l, whose counter holds
+// spent (spent today and held by sends in flight), for a send whose worst
+// case is worst.
+func dailyWhy(l SpendLimit, spent, worst float64) string {
+	return fmt.Sprintf("the daily ceiling of %s ($%g) is reached: $%.4f spent or held by sends in flight today, this send may cost up to $%.4f",
+		l.Key, l.Limit, spent, worst)
+}
+
+// reservation is what one send holds of the walk's daily ceilings, from
+// its admission (reserve) to its end (settleSpend): per ceiling, the
+// counter and the worst case held there (0 where the store could not
+// take it).
+type reservation struct {
+	t    *Target
+	held []heldSpend
+}
+
+// heldSpend is one counter and what a send holds of it (USD).
+type heldSpend struct {
+	key    string
+	amount float64
+}
+
+// reserve holds the worst case of v's send to t (input estimate plus its
+// max_tokens, at t's price) against every daily ceiling of the walk, in
+// order, each in one atomic step of the records store, shared by every
+// process and replica on it (health.Records.Reserve): sends in flight at
+// the same moment never count on the same room, so a burst cannot pass a
+// ceiling together. When a ceiling refuses, what the earlier ones hold is
+// handed back; where the route allows (Route.LowerMaxTokens) the send's
+// max_tokens is lowered in v to the room that ceiling has left and the
+// lowered worst case is held, once; else the verdict is the skip
+// (skipped_cost). A store that cannot answer holds nothing for its
+// ceiling and lets the send go, as health is advisory; the send's real
+// cost is still added when it settles. Nil with no ceiling to hold. The
+// walk keeps the reservation (walk.held) until it is settled or handed to
+// a stream.
+func (w *walk) reserve(t *Target, v *verdict, now time.Time) (*reservation, verdict) {
+	ls := w.ceilings()
+	if len(ls) == 0 {
+		return nil, verdict{}
+	}
+	rec := w.r.records()
+	rs := &reservation{t: t, held: make([]heldSpend, len(ls))}
+	for lowered := false; ; lowered = true {
+		worst := max(t.Cost(w.sender.usage(w.sendReq(*v), t)), 0)
+		i, sum := rs.hold(rec, ls, worst, now)
+		if i < 0 {
+			w.held = rs
+			return rs, verdict{}
+		}
+		if l := ls[i]; lowered || !w.lower(t, v, l.Limit-sum, "the daily ceiling of "+l.Key) {
+			return nil, skipped(ledger.StatusSkippedCost, dailyWhy(l, sum, worst))
+		}
+	}
+}
+
+// hold reserves worst on each ceiling of ls at now, in order. When one
+// refuses, the ones before it are handed back, and it returns that
+// ceiling's index and its sum (spent and held); else -1.
+func (rs *reservation) hold(rec health.Records, ls []SpendLimit, worst float64, now time.Time) (refused int, sum float64) {
+	for i, l := range ls {
+		rs.held[i] = heldSpend{key: dayKey(l.Key, now)}
+		if worst <= 0 {
+			continue // a send that can cost nothing holds nothing
+		}
+		sum, ok, err := rec.Reserve(rs.held[i].key, worst, l.Limit, spendTTL)
+		switch {
+		case err != nil:
+			// Advisory: this ceiling holds nothing, and gets the real cost.
+		case ok:
+			rs.held[i].amount = worst
+		default:
+			for _, h := range rs.held[:i] {
+				if h.amount > 0 {
+					_, _ = rec.Add(h.key, -h.amount, spendTTL) // a lost hand-back overcounts until the day ends
+				}
+			}
+			return i, sum
+		}
+	}
+	return -1, 0
+}
+
+// settleSpend sets what rs holds to the real cost of usage u at its
+// target, once: each counter gets that cost less what it held, so a send
+// that billed nothing hands all of it back. Nil, or settled already, it
+// does nothing.
+func (w *walk) settleSpend(rs *reservation, u llm.Usage) {
+	if rs == nil || rs.held == nil {
 		return
 	}
-	now := w.clk.Now()
-	for _, l := range w.ceilings() {
-		_, _ = w.r.records().Add(dayKey(l.Key, now), cost, spendTTL) // a lost add undercounts one send
+	if w.held == rs {
+		w.held = nil
 	}
+	cost, rec := rs.t.Cost(u), w.r.records()
+	for _, h := range rs.held {
+		if d := cost - h.amount; d != 0 {
+			_, _ = rec.Add(h.key, d, spendTTL) // a lost add miscounts one send
+		}
+	}
+	rs.held = nil
+}
+
+// unhold settles the reservation the walk still holds, if any, as a send
+// that cost nothing: run defers it, for a walk that ends in a panic (a
+// client's, a hook's) between a send's admission and its end.
+func (w *walk) unhold() {
+	w.settleSpend(w.held, llm.Usage{})
 }
 
 // overExtraCost says why a send to t would pass the extra-cost ceiling,

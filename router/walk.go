@@ -34,6 +34,9 @@ type walk struct {
 	// span is the request's span when the router traces (Router.Trace),
 	// else nil.
 	span RequestSpan
+	// held is what the send in flight holds of the daily ceilings, from
+	// its admission until it settles or its stream takes it over.
+	held *reservation
 }
 
 // ask is what one request asked for, set when its walk starts.
@@ -89,6 +92,7 @@ type turn struct {
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 	w.ask.req = req
+	defer w.unhold() // a panic in a send leaves no room of a daily ceiling held
 	c := &w.chain
 	for i := 0; i < len(c.cands); i++ {
 		t := c.cands[i]
@@ -154,22 +158,29 @@ func (w *walk) failAll() error {
 }
 
 // admit decides whether t may be sent to now, as eligible says, with the
-// health store's permits taken and the send counted in t's quotas for its
-// last two checks, and records the skip when not. retry is true for a second send to the same target.
+// health store's permits taken, the send's worst case held against the
+// daily ceilings (reserve) and the send counted in t's quotas for its
+// last checks, and records the skip when not. retry is true for a second send to the same target.
 func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 	now := w.clk.Now()
 	v := w.screen(t, now, retry)
 	if v.status == "" {
 		p, parked, err := w.allow(t, now)
 		if parked == nil {
-			q, tk := w.admitQuota(t, w.sendReq(v), now)
+			rs, q := w.reserve(t, &v, now)
+			var tk *taken
+			if q.status == "" {
+				if q, tk = w.admitQuota(t, w.sendReq(v), now); q.status != "" {
+					w.settleSpend(rs, llm.Usage{})
+				}
+			}
 			if q.status == "" {
 				st := w.chain.state(t)
 				st.fitted, st.dropped = v.req, v.dropped
-				p.quota = tk
+				p.quota, p.spend = tk, rs
 				if err != nil {
 					// A health store that cannot answer must not stop traffic.
-					return permits{quota: tk}, false
+					return permits{quota: tk, spend: rs}, false
 				}
 				return p, false
 			}
