@@ -44,7 +44,6 @@ func (w *walk) failed(ctx context.Context, tn *turn, err error, headers bool) (r
 	return w.act(ctx, tn, &in, d, err)
 }
 
-
 // classified reads the failure of tn's send: its kind, scope and reason
 // (canceled when the caller left, whatever the send said), and how far
 // the send got.
