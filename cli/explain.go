@@ -24,6 +24,7 @@ import (
 	"github.com/detourhq/detour/wire/anthropic"
 	"github.com/detourhq/detour/wire/gemini"
 	"github.com/detourhq/detour/wire/openai"
+	"github.com/detourhq/detour/wire/responses"
 )
 
 // Explanation is what detour makes of one provider response.
@@ -100,7 +101,7 @@ stream cut before its end, is explained like any failure.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "provider the response came from: a preset name (anthropic, gemini, groq, ...) or a dialect; selects how the body is read (default openai-compatible)")
+	cmd.Flags().StringVar(&provider, "provider", "", "provider the response came from: a preset name (anthropic, gemini, groq, openai-responses, ...) or a dialect (openai, anthropic, gemini, openai-responses); selects how the body is read (default openai-compatible)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"kind", "retry_after_s", "action", "reason", ...} as JSON`)
 	return cmd
 }
@@ -133,6 +134,8 @@ func decoderFor(provider string) func(*http.Response) (*llm.Response, error) {
 		return anthropic.DecodeResponse
 	case config.Gemini:
 		return gemini.DecodeResponse
+	case config.OpenAIResponses:
+		return responses.DecodeResponse
 	}
 	return openai.DecodeResponse
 }

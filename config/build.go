@@ -16,6 +16,7 @@ import (
 	"github.com/detourhq/detour/wire/anthropic"
 	"github.com/detourhq/detour/wire/gemini"
 	"github.com/detourhq/detour/wire/openai"
+	"github.com/detourhq/detour/wire/responses"
 )
 
 // BuildOptions are what building the runtime needs from outside. The zero
@@ -268,6 +269,8 @@ func (p Provider) endpoint() string {
 			base = anthropic.DefaultBaseURL
 		case Gemini:
 			base = gemini.DefaultBaseURL
+		case OpenAIResponses:
+			base = responses.DefaultBaseURL
 		default:
 			base = openai.DefaultBaseURL
 		}
@@ -329,6 +332,8 @@ func NewClient(d Dialect, baseURL, key string, hc *http.Client, h http.Header) l
 		return &anthropic.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
 	case Gemini:
 		return &gemini.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
+	case OpenAIResponses:
+		return &responses.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
 	}
 	return &openai.Client{BaseURL: baseURL, APIKey: key, HTTPClient: hc, Header: h}
 }

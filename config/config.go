@@ -36,10 +36,14 @@ const (
 	// Gemini is Google's generateContent format (base_url defaults to
 	// https://generativelanguage.googleapis.com/v1beta).
 	Gemini Dialect = "gemini"
+	// OpenAIResponses is OpenAI's Responses API (POST {base_url}/responses;
+	// base_url defaults to https://api.openai.com/v1), the only one some
+	// models are served in.
+	OpenAIResponses Dialect = "openai-responses"
 )
 
 // dialects lists the valid dialects in the order messages show them.
-var dialects = []string{string(OpenAI), string(Anthropic), string(Gemini)}
+var dialects = []string{string(OpenAI), string(Anthropic), string(Gemini), string(OpenAIResponses)}
 
 // Pool is how a provider bills, which decides what a failure there costs and
 // how likely the next candidate is to fail for the same reason.
@@ -442,6 +446,8 @@ func (c *Config) target(addr string) Target {
 				t.LimitsSource = "the " + ps.Name + " preset's free tier"
 			}
 			return t
+		} else if m, ok := ps.Models[model]; ok {
+			return Target{Provider: prov, Model: model, Family: m.Family, Context: m.Context, MaxOutput: m.MaxOutput, Price: m.Price}
 		}
 	}
 	return Target{Provider: prov, Model: model}

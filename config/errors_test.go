@@ -73,7 +73,7 @@ routes:
 			name: "bad dialect",
 			src:  "providers:\n  x: {dialect: opnai, base_url: https://x.example/v1}\n",
 			want: []wantErr{{`detour.yaml:2:16: providers.x.dialect: unknown dialect "opnai"`,
-				`(did you mean "openai"? dialects are: openai, anthropic, gemini)`}},
+				`(did you mean "openai"? dialects are: openai, anthropic, gemini, openai-responses)`}},
 		},
 		{
 			name: "missing base_url for a provider that is not a preset",

@@ -59,6 +59,22 @@ type Preset struct {
 	// extended thinking) is not. An entry "!P" excepts the models whose
 	// ID starts with P (a non-reasoning variant of a reasoning line).
 	Reasoning []string
+	// Models describe models of the provider other than Model, by ID: what
+	// a target of one gets (its family, context and output caps, price)
+	// unless the file's targets: entry says otherwise. Default does not
+	// chain them. Nil: none.
+	Models map[string]PresetModel
+}
+
+// PresetModel is what a preset knows of one of its Models, as its
+// provider publishes it (Source).
+type PresetModel struct {
+	Family    string
+	Context   int
+	MaxOutput int
+	Price     Price
+	// Source is the page that publishes the figures.
+	Source string
 }
 
 // Reasons reports whether model, at this preset's provider, is one the
@@ -150,6 +166,25 @@ var presetTable = []Preset{
 		// The o-series and GPT-5 reason by default:
 		// https://platform.openai.com/docs/guides/reasoning
 		Reasoning: []string{"!gpt-5-chat", "o1", "o3", "o4", "gpt-5", "gpt-oss"},
+	},
+	{
+		// OpenAI's Responses API, for the models it alone serves (the pro
+		// models: "available in the Responses API only", each model's
+		// page), with the same key as the openai preset. No default
+		// model: Default leaves it out, so a key set for the openai
+		// preset does not put a model priced per million output tokens
+		// in the hundreds in the no-file chain. Name a model: a target
+		// like openai-responses/gpt-5-pro.
+		Name: "openai-responses", Dialect: OpenAIResponses, BaseURL: "https://api.openai.com/v1",
+		KeyEnv: "OPENAI_API_KEY", Pool: Payg,
+		Docs:      "https://platform.openai.com/docs/api-reference/responses",
+		Reasoning: []string{"!gpt-5-chat", "o1", "o3", "o4", "gpt-5", "codex"},
+		Models: map[string]PresetModel{
+			"gpt-5-pro": {Family: "gpt-5-pro", Context: 400000, MaxOutput: 272000, Price: Price{In: 15, Out: 120},
+				Source: "https://platform.openai.com/docs/models/gpt-5-pro"},
+			"o3-pro": {Family: "o3-pro", Context: 200000, MaxOutput: 100000, Price: Price{In: 20, Out: 80},
+				Source: "https://platform.openai.com/docs/models/o3-pro"},
+		},
 	},
 	{
 		Name: "mistral", Dialect: OpenAI, BaseURL: "https://api.mistral.ai/v1",
@@ -297,6 +332,8 @@ func Default(getenv func(string) string) (*Config, error) {
 	var chosen []Preset
 	for _, ps := range presetTable {
 		switch {
+		case ps.Model == "" && ps.Name != "ollama":
+			continue // no default model to chain
 		case ps.KeyEnv != "" && strings.TrimSpace(getenv(ps.KeyEnv)) != "":
 		case ps.Name == "ollama" && getenv(EnvOllamaModel) != "":
 			ps.Model = getenv(EnvOllamaModel)

@@ -34,8 +34,13 @@ func TestPresets_AreSound(t *testing.T) {
 			if !slices.Contains(pools, string(p.Pool)) || !slices.Contains(dialects, string(p.Dialect)) {
 				t.Errorf("pool %q, dialect %q", p.Pool, p.Dialect)
 			}
-			if p.Model == "" && p.Pool != Local {
-				t.Error("no default model")
+			if p.Model == "" && p.Pool != Local && len(p.Models) == 0 {
+				t.Error("no default model, and no models described")
+			}
+			for id, m := range p.Models {
+				if m.Context <= 0 || m.MaxOutput <= 0 || m.Price.In < 0 || m.Price.Out < 0 || !strings.HasPrefix(m.Source, "https://") {
+					t.Errorf("model %s: %+v: want its published context, output cap and source", id, m)
+				}
 			}
 			if p.Price.In < 0 || p.Price.Out < 0 || (p.Pool == Free && p.Price != Price{}) {
 				t.Errorf("price %+v in pool %s", p.Price, p.Pool)
