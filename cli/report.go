@@ -106,7 +106,8 @@ last_resort, probes, probes_failed, reachability_pct, tokens and cost_usd.
 provider, cost per target, the chain each route used) drawn as inline SVG,
 then the tables. It loads nothing from the network and runs no script, so
 it opens offline, in a mail or as a CI artefact, and prints. Its buckets
-are --by's, else an hour when the lines span 72 hours or less, else a day.
+are --by's, else picked from the span: a minute (then 5 or 15) for a run
+of minutes, an hour for up to three days, a day beyond.
 The terminal output still prints; --quiet (-q) leaves it out, and --html -
 writes the page to standard output instead of it.
 

@@ -164,7 +164,7 @@ func TestReportHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(b)
-	for _, want := range []string{"<!DOCTYPE html>", "<svg", "groq/llama", "counted by the hour", "Read from " + p} {
+	for _, want := range []string{"<!DOCTYPE html>", "<svg", "groq/llama", "counted by 5 minutes", "Read from " + p} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -29,6 +29,13 @@ var demoDayStart = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 // Retry-After waits cost no real time. It returns the ledger as JSON lines.
 func demoDayLedger(t testing.TB, requests int) []byte {
 	t.Helper()
+	return demoLedger(t, requests, 15*time.Minute)
+}
+
+// demoLedger is demoDayLedger with a request every every: a run of a few
+// minutes, or a month.
+func demoLedger(t testing.TB, requests int, every time.Duration) []byte {
+	t.Helper()
 	clk := clock.NewFake(demoDayStart)
 	srv, err := simulate.Start(simulate.DayProfile(1)...)
 	if err != nil {
@@ -71,7 +78,7 @@ func demoDayLedger(t testing.TB, requests int) []byte {
 			Content: fmt.Sprintf("Request %d: name one prime number.", i+1)}}}
 		// A failed request is part of the day; the ledger has it.
 		_, _ = r.Complete(ctx, rt, req, router.Options{RequestID: fmt.Sprintf("req-%03d", i+1)})
-		if next := demoDayStart.Add(time.Duration(i+1) * 15 * time.Minute); clk.Now().Before(next) {
+		if next := demoDayStart.Add(time.Duration(i+1) * every); clk.Now().Before(next) {
 			clk.Advance(next.Sub(clk.Now()))
 		}
 	}
@@ -95,4 +102,15 @@ func demoDayReport(t testing.TB) report.Report {
 		t.Fatal(err)
 	}
 	return s.ReportBy(time.Hour)
+}
+
+// demoRunReport summarizes demoLedger, its buckets picked from its span
+// (ReportBy(0)), as report --html does.
+func demoRunReport(t testing.TB, requests int, every time.Duration) report.Report {
+	t.Helper()
+	s := report.NewSummary()
+	if err := report.Summarize(bytes.NewReader(demoLedger(t, requests, every)), report.Filter{}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s.ReportBy(0)
 }

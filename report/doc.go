@@ -29,8 +29,10 @@
 // A line that cannot be read (torn by a crash, not JSON, not a record) is
 // skipped and counted, never fatal.
 //
-// The same Summary keeps a time series, per hour and target (folded into
-// days on output), and which hop answered each route: s.ReportBy(24 *
-// time.Hour) fills Report.Series, and WriteHTML turns such a Report into
-// one self-contained HTML page with charts.
+// The same Summary keeps a time series per target, in cells of a minute
+// to an hour as the span grows (folded into larger buckets on output), and
+// which hop answered each route: s.ReportBy(24 * time.Hour) fills
+// Report.Series (ReportBy(0) picks buckets from the span: minutes for a
+// run of minutes, hours for a day, days for a month), and WriteHTML turns
+// such a Report into one self-contained HTML page with charts.
 package report

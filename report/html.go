@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // The HTML report is one self-contained file: its charts are drawn here, in
@@ -79,7 +78,8 @@ type htmlPage struct {
 	Unreadable   int
 	UnreadableAt string
 	Stats        []stat
-	Bucket       string // "hour", "day", "6 hours"
+	Bucket       string // "minute", "5 minutes", "hour", "day", "6 hours"
+	Per          string // "the minute", "5 minutes", ...: "counted by" what
 	Outcomes     []chartView
 	OutcomesNone string
 	Walls        chartView
@@ -89,6 +89,7 @@ type htmlPage struct {
 	RoutesNone   string
 	Targets      []targetRow
 	WallRows     []wallRow
+	FailureIDs   []failureIDRow
 	Buckets      []bucketRow
 }
 
@@ -116,8 +117,12 @@ type targetRow struct {
 }
 
 type wallRow struct {
-	Target, Start, End, Took, Status, Reason string
-	Open                                     bool
+	Target, Start, End, Took, Status, Reason, UpstreamID string
+	Open                                                 bool
+}
+
+type failureIDRow struct {
+	Target, Kind, Status, At, ID string
 }
 
 type bucketRow struct {
@@ -144,6 +149,10 @@ func buildPage(r Report, opt HTMLOptions) htmlPage {
 	}
 	by := time.Duration(r.BucketSeconds) * time.Second
 	p.Bucket = bucketName(by)
+	p.Per = p.Bucket
+	if p.Per != "" && (p.Per[0] < '0' || p.Per[0] > '9') {
+		p.Per = "the " + p.Per
+	}
 	p.Stats = stats(r)
 	p.Outcomes, p.OutcomesNone = outcomeCharts(r, by)
 	p.Walls = wallChart(r, first, last)
@@ -152,6 +161,12 @@ func buildPage(r Report, opt HTMLOptions) htmlPage {
 	p.Routes, p.RoutesNone = routeCharts(r)
 	p.Targets = targetRows(r)
 	p.WallRows = wallRows(r)
+	for _, t := range r.Targets {
+		for _, f := range t.LatestFailures {
+			p.FailureIDs = append(p.FailureIDs, failureIDRow{Target: t.Target, Kind: f.Kind, Status: f.Status,
+				At: f.Time.UTC().Format("2006-01-02 15:04:05"), ID: f.UpstreamRequestID})
+		}
+	}
 	p.Buckets = bucketRows(r, by)
 	return p
 }
@@ -227,10 +242,12 @@ func wallRows(r Report) []wallRow {
 	out := make([]wallRow, 0, len(r.Walls))
 	for _, w := range r.Walls {
 		row := wallRow{Target: w.Target, Start: w.Start.UTC().Format("2006-01-02 15:04:05"),
-			End: "open", Status: w.Status, Reason: w.Reason, Open: w.Open}
+			End: "open", Status: w.Status, Reason: w.Reason, UpstreamID: w.UpstreamRequestID, Open: w.Open,
+			Took: human(time.Duration(w.Seconds * float64(time.Second)))}
 		if w.End != nil {
 			row.End = w.End.UTC().Format("2006-01-02 15:04:05")
-			row.Took = human(w.End.Sub(w.Start))
+		} else {
+			row.Took += " so far"
 		}
 		out = append(out, row)
 	}
@@ -281,6 +298,10 @@ func bucketName(by time.Duration) string {
 	switch {
 	case by <= 0:
 		return ""
+	case by == time.Minute:
+		return "minute"
+	case by < time.Hour:
+		return strconv.Itoa(int(by/time.Minute)) + " minutes"
 	case by == time.Hour:
 		return "hour"
 	case by == 24*time.Hour:
@@ -289,14 +310,6 @@ func bucketName(by time.Duration) string {
 		return strconv.Itoa(int(by/(24*time.Hour))) + " days"
 	}
 	return strconv.Itoa(int(by/time.Hour)) + " hours"
-}
-
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // human writes d rounded to what matters: "42s", "17m", "3h05m", "2d04h".

@@ -67,28 +67,59 @@ const countMarks = `Array.from(document.querySelectorAll('figure.chart')).map(f 
   return {id: f.dataset.chart, svg: !!svg, empty: !!f.querySelector('p.empty'), marks: marks};
 })`
 
-// TestHTMLReport_InChromium loads the HTML report of a demo day in headless
-// Chromium: no console error, no exception, no request beyond the file,
-// every chart drawn with data; and it saves a full-page screenshot.
+// overlaps runs in the page: every pair of texts of one chart whose
+// boxes overlap, named "chart: "a" overlaps "b"".
+const overlaps = `Array.from(document.querySelectorAll('figure.chart svg')).flatMap(svg => {
+  const id = svg.closest('figure').dataset.chart;
+  const boxes = Array.from(svg.querySelectorAll('text')).filter(e => e.textContent.trim() !== '')
+    .map(e => ({t: e.textContent, r: e.getBoundingClientRect()}));
+  const out = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i].r, b = boxes[j].r;
+    if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+      out.push(id + ': "' + boxes[i].t + '" overlaps "' + boxes[j].t + '"');
+  }
+  return out;
+})`
+
+// timeLabels runs in the page: the time labels under the first outcomes
+// chart, left to right ("07:03", "Jun 2").
+const timeLabels = `Array.from(document.querySelectorAll('figure[data-chart="outcomes-0"] svg text'))
+  .filter(e => /^([01][0-9]|2[0-3]):[0-5][0-9]$|^[A-Z][a-z]{2} [0-9]{1,2}$/.test(e.textContent.trim()))
+  .sort((a, b) => a.getBoundingClientRect().left - b.getBoundingClientRect().left)
+  .map(e => e.textContent.trim())`
+
+// htmlPage is one report the browser test loads, and what it must show.
+type htmlPage struct {
+	name, file string
+	r          report.Report
+	bucket     string        // "counted by the ..."
+	step       time.Duration // between two buckets; time labels fall on whole steps
+	minBuckets int           // buckets with records, at least
+}
+
+// TestHTMLReport_InChromium loads HTML reports in headless Chromium: a
+// demo day by the hour; the same chain run for four minutes, which must be
+// counted by the minute, and for a month, by the day (the issue: every
+// range was counted by the hour, so four minutes made one bar). Each page
+// logs no console error and no exception, requests nothing beyond its
+// file, draws every chart with data, and no two texts of a chart overlap
+// (axis labels, whole target names). It saves a full-page screenshot of
+// each.
 func TestHTMLReport_InChromium(t *testing.T) {
 	exe := chromium(t)
 	began := time.Now()
-	r := demoDayReport(t)
-	var page bytes.Buffer
-	if err := report.WriteHTML(&page, r, report.HTMLOptions{Sources: []string{"demo day (simulate.DayProfile, seed 1)"}}); err != nil {
-		t.Fatal(err)
+	pages := []htmlPage{
+		{name: "demo day", file: "report.html", r: demoDayReport(t), bucket: "hour", step: time.Hour, minBuckets: 24},
+		{name: "four-minute run", file: "report-4m.html", r: demoRunReport(t, 96, 2500*time.Millisecond),
+			bucket: "minute", step: time.Minute, minBuckets: 4},
+		{name: "month", file: "report-month.html", r: demoRunReport(t, 90, 8*time.Hour), bucket: "day",
+			step: 24 * time.Hour, minBuckets: 30},
 	}
 	artefacts := os.Getenv("DETOUR_ARTEFACTS")
 	if artefacts == "" {
 		artefacts = t.TempDir()
 	} else if err := os.MkdirAll(artefacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	htmlPath, err := filepath.Abs(filepath.Join(artefacts, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -139,69 +170,139 @@ func TestHTMLReport_InChromium(t *testing.T) {
 		}
 	})
 	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 180*time.Second)
 	defer cancelTimeout()
 
-	u := (&url.URL{Scheme: "file", Path: htmlPath}).String()
-	if err := chromedp.Do(ctx,
-		chromedp.EmulateViewport(1200, 900),
-		chromedp.Navigate(u),
-		chromedp.WaitReady("body"),
-	); err != nil {
-		t.Fatalf("loading %s: %v", u, err)
-	}
-	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartMarks](countMarks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(began)
+	for _, pg := range pages {
+		t.Run(pg.name, func(t *testing.T) {
+			var page bytes.Buffer
+			if err := report.WriteHTML(&page, pg.r, report.HTMLOptions{Sources: []string{pg.name + " (simulate.DayProfile, seed 1)"}}); err != nil {
+				t.Fatal(err)
+			}
+			htmlPath, err := filepath.Abs(filepath.Join(artefacts, pg.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			problems, requests = nil, nil
+			mu.Unlock()
+			u := (&url.URL{Scheme: "file", Path: htmlPath}).String()
+			if err := chromedp.Do(ctx,
+				chromedp.EmulateViewport(1200, 900),
+				chromedp.Navigate(u),
+				chromedp.WaitReady("body"),
+			); err != nil {
+				t.Fatalf("loading %s: %v", u, err)
+			}
+			charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartMarks](countMarks))
+			if err != nil {
+				t.Fatal(err)
+			}
+			overlapping, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overlaps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](timeLabels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('header').innerText`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	mu.Lock()
-	for _, p := range problems {
-		t.Errorf("the page logged %s", p)
-	}
-	for _, req := range requests {
-		if req != u && !strings.HasPrefix(req, "data:") {
-			t.Errorf("the page requested %s; it must load nothing", req)
-		}
-	}
-	mu.Unlock()
+			mu.Lock()
+			for _, p := range problems {
+				t.Errorf("the page logged %s", p)
+			}
+			for _, req := range requests {
+				if req != u && !strings.HasPrefix(req, "data:") {
+					t.Errorf("the page requested %s; it must load nothing", req)
+				}
+			}
+			mu.Unlock()
 
-	// The demo day draws every chart: outcomes for each provider sent
-	// to, walls, reachability, cost and the two routes.
-	want := map[string]bool{"walls": true, "reachability": true, "cost": true, "route-0": true, "route-1": true, "outcomes-0": true}
-	for _, c := range charts {
-		delete(want, c.ID)
-		if !c.SVG || c.Marks == 0 {
-			t.Errorf("chart %s: svg %v, %d data marks; want an SVG with data marks (empty sentence: %v)", c.ID, c.SVG, c.Marks, c.Empty)
-		}
-	}
-	for id := range want {
-		t.Errorf("no chart %s on the page (charts: %+v)", id, charts)
-	}
+			// Each run draws every chart: outcomes for each provider
+			// sent to, walls, reachability, cost and the two routes.
+			want := map[string]bool{"walls": true, "reachability": true, "cost": true, "route-0": true, "route-1": true, "outcomes-0": true}
+			for _, c := range charts {
+				delete(want, c.ID)
+				if !c.SVG || c.Marks == 0 {
+					t.Errorf("chart %s: svg %v, %d data marks; want an SVG with data marks (empty sentence: %v)", c.ID, c.SVG, c.Marks, c.Empty)
+				}
+			}
+			for id := range want {
+				t.Errorf("no chart %s on the page (charts: %+v)", id, charts)
+			}
+			for _, o := range overlapping {
+				t.Errorf("texts overlap in chart %s", o)
+			}
+			checkBuckets(t, pg, header, labels)
 
-	shotPath := filepath.Join(artefacts, "report.png")
-	if err := os.WriteFile(shotPath, shot, 0o644); err != nil {
-		t.Fatal(err)
+			shotPath := filepath.Join(artefacts, strings.TrimSuffix(pg.file, ".html")+".png")
+			if err := os.WriteFile(shotPath, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d charts, time labels %v, screenshot %s (%d KB), page %s", len(charts), labels, shotPath, len(shot)/1024, htmlPath)
+			if pg.file == "report.html" && os.Getenv("DETOUR_UPDATE_SCREENSHOT") == "1" {
+				small := recompress(t, shot) // seconds under -race: only when asked
+				if len(small) > 300<<10 {
+					t.Errorf("screenshot is %d KB; docs/report.png must stay under 300 KB", len(small)/1024)
+				}
+				docs := filepath.Join("..", "docs")
+				if err := os.MkdirAll(docs, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(docs, "report.png"), small, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("docs/report.png: %d KB", len(small)/1024)
+			}
+		})
 	}
-	t.Logf("%d charts, screenshot %s (%d KB), page %s; took %s", len(charts), shotPath, len(shot)/1024, htmlPath, took.Round(time.Millisecond))
-	if os.Getenv("DETOUR_UPDATE_SCREENSHOT") == "1" {
-		small := recompress(t, shot) // seconds under -race: only when asked
-		if len(small) > 300<<10 {
-			t.Errorf("screenshot is %d KB; docs/report.png must stay under 300 KB", len(small)/1024)
+	t.Logf("took %s", time.Since(began).Round(time.Millisecond))
+}
+
+// checkBuckets checks that pg was counted by its bucket: the page says
+// so and has the buckets, and the time labels under the first outcomes
+// chart are at least two, left to right, whole steps apart.
+func checkBuckets(t *testing.T, pg htmlPage, header string, labels []string) {
+	t.Helper()
+	if !strings.Contains(header, "counted by the "+pg.bucket+" (UTC)") {
+		t.Errorf("the page is not counted by the %s:\n%s", pg.bucket, header)
+	}
+	if got := pg.r.BucketSeconds; got != int(pg.step/time.Second) || len(pg.r.Series) < pg.minBuckets {
+		t.Errorf("%d buckets of %d s; want at least %d of %s", len(pg.r.Series), got, pg.minBuckets, pg.step)
+	}
+	if len(labels) < 2 {
+		t.Fatalf("time labels %q: want two or more", labels)
+	}
+	first := pg.r.Series[0].Start
+	var prev time.Time
+	for i, l := range labels {
+		var at time.Time
+		if c, err := time.Parse("15:04", l); err == nil {
+			day := first.Truncate(24 * time.Hour)
+			at = day.Add(time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute)
+			for at.Before(prev) || (i == 0 && at.Before(first.Truncate(pg.step))) {
+				at = at.Add(24 * time.Hour)
+			}
+		} else if c, err := time.Parse("Jan 2", l); err == nil {
+			at = time.Date(first.Year(), c.Month(), c.Day(), 0, 0, 0, 0, time.UTC)
+		} else {
+			t.Fatalf("time label %q is neither 15:04 nor Jan 2", l)
 		}
-		docs := filepath.Join("..", "docs")
-		if err := os.MkdirAll(docs, 0o755); err != nil {
-			t.Fatal(err)
+		if at.Sub(at.Truncate(pg.step)) != 0 || i > 0 && !at.After(prev) {
+			t.Errorf("time labels %q: %q is not a whole %s after the one before", labels, l, pg.step)
 		}
-		if err := os.WriteFile(filepath.Join(docs, "report.png"), small, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("docs/report.png: %d KB", len(small)/1024)
+		prev = at
 	}
 }
 

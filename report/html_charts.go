@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-analyze/charts"
 
@@ -26,8 +27,9 @@ const (
 	maxSlots = 400
 	// maxHops is the most hops a route chart draws.
 	maxHops = 24
-	// labelRunes is the longest target name a chart label shows.
-	labelRunes = 34
+	// outcomePlot is about how wide the plot of an outcomes chart is,
+	// its value axis aside.
+	outcomePlot = smallW - 80
 )
 
 // Colours of the outcomes, one per failure kind; kinds not listed take
@@ -95,51 +97,82 @@ func slots(r Report, by time.Duration) []slot {
 	return out
 }
 
-// slotLabels names the buckets on a time axis, about eight of them at a
-// round step (every 3 hours, every 6, every day, every week, ...), the
-// others blank: the date at midnight (or for day buckets), else the hour.
-func slotLabels(sl []slot, by time.Duration) []string {
+// labelSteps are the round steps a time axis is labelled at.
+var labelSteps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+	30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+	2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour, 91 * 24 * time.Hour}
+
+// slotLabels names the buckets on a time axis plot units wide, at a round
+// step (every 5 minutes, every 3 hours, every day, every week, ...) giving
+// about eight labels far enough apart not to touch, the others blank: the
+// date at midnight (or for day buckets), else the time of day. A label
+// that would still touch the one before it is left blank.
+func slotLabels(sl []slot, by time.Duration, plot float64) []string {
 	out := make([]string, len(sl))
 	if len(sl) == 0 {
 		return out
 	}
+	slotW := plot / float64(len(sl))
+	name := func(t time.Time) string {
+		t = t.UTC()
+		if by >= 24*time.Hour || (t.Hour() == 0 && t.Minute() == 0) {
+			return t.Format("Jan 2")
+		}
+		return t.Format("15:04")
+	}
 	span := sl[len(sl)-1].start.Sub(sl[0].start)
 	if by <= 0 || int(span/by)+1 != len(sl) {
 		// Not a continuous axis: label evenly by index.
-		every := max(1, (len(sl)+7)/8)
+		name = func(t time.Time) string {
+			if by < 24*time.Hour {
+				return t.UTC().Format("Jan 2 15:04")
+			}
+			return t.UTC().Format("Jan 2")
+		}
+		every := max(1, (len(sl)+7)/8, int(math.Ceil((float64(len(name(sl[0].start)))*charW+8)/slotW)))
 		for i, s := range sl {
 			if i%every == 0 {
-				out[i] = s.start.UTC().Format("Jan 2")
-				if by < 24*time.Hour {
-					out[i] += s.start.UTC().Format(" 15:04")
-				}
+				out[i] = name(s.start)
 			}
 		}
-		return out
+		return apart(out, slotW)
 	}
 	step := by
-	for _, st := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
-		24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour, 91 * 24 * time.Hour} {
-		if st >= by && st%by == 0 && span/st < 9 {
+	for _, st := range labelSteps {
+		if st >= by && st%by == 0 && span/st < 9 && float64(st/by)*slotW >= 6*charW+8 {
 			step = st
 			break
 		}
 	}
 	for i, s := range sl {
 		t := s.start.UTC()
-		if t.Sub(t.Truncate(step)) != 0 && step < 7*24*time.Hour {
+		if step < 7*24*time.Hour && t.Sub(t.Truncate(step)) != 0 {
 			continue
 		}
 		if step >= 7*24*time.Hour && int(t.Sub(sl[0].start)/by)%int(step/by) != 0 {
 			continue
 		}
-		if by >= 24*time.Hour || (t.Hour() == 0 && t.Minute() == 0) {
-			out[i] = t.Format("Jan 2")
-		} else {
-			out[i] = t.Format("15:04")
-		}
+		out[i] = name(t)
 	}
-	return out
+	return apart(out, slotW)
+}
+
+// apart blanks each label that would touch the one before it, labels
+// centred on slots slotW wide.
+func apart(labels []string, slotW float64) []string {
+	right := math.Inf(-1)
+	for i, l := range labels {
+		if l == "" {
+			continue
+		}
+		x, w := (float64(i)+0.5)*slotW, float64(utf8.RuneCountInString(l))*charW
+		if x-w/2 < right+6 {
+			labels[i] = ""
+			continue
+		}
+		right = x + w/2
+	}
+	return labels
 }
 
 func providerOrder(r Report) []string {
@@ -179,7 +212,7 @@ func outcomeCharts(r Report, by time.Duration) ([]chartView, string) {
 	if len(sl) == 0 {
 		return nil, "Nothing to draw: this report has no time series."
 	}
-	labels := slotLabels(sl, by)
+	labels := slotLabels(sl, by, outcomePlot)
 	// Kinds in a stable order: the known ones, then the rest by name.
 	var extra []string
 	seenKind := map[string]bool{}
@@ -226,12 +259,18 @@ func outcomeCharts(r Report, by time.Duration) ([]chartView, string) {
 			}
 		}
 		cv := chartView{ID: fmt.Sprintf("outcomes-%d", n), Title: prov}
+		if calls == 0 && skips == 0 {
+			// Nothing sent, nothing passed over: detour's own last
+			// resort (provider "detour"), whose answers the summary
+			// counts, or probes alone.
+			continue
+		}
 		if calls == 0 {
 			cv.Empty = fmt.Sprintf("No calls to draw: %s was only skipped (%d times).", prov, skips)
 			out = append(out, cv)
 			continue
 		}
-		spec := barSpec{width: smallW, height: smallH, labels: labels, stack: true, integer: true}
+		spec := barSpec{width: smallW, height: smallH, labels: labels}
 		for _, v := range answers {
 			if v > 0 {
 				spec.add("answers", colorOf["answers"], answers)
@@ -279,27 +318,23 @@ func reachChart(r Report) chartView {
 			a.stalled += p.ClientStalled
 		}
 	}
-	spec := barSpec{width: smallW, height: smallH + 30, max: 100, showValues: true,
-		valueFmt: func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "%" },
-		labelFmt: func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" }}
-	var vals []float64
+	var bars []hbar
 	for _, prov := range providerOrder(r) {
 		a := per[prov]
 		if a == nil || a.calls-a.stalled <= 0 {
 			continue
 		}
-		spec.labels = append(spec.labels, cut(prov, 16))
-		vals = append(vals, math.Round(1000*float64(a.answers)/float64(a.calls-a.stalled))/10)
+		v := math.Round(1000*float64(a.answers)/float64(a.calls-a.stalled)) / 10
+		bars = append(bars, hbar{name: prov, value: v, label: strconv.FormatFloat(v, 'f', 1, 64) + "%"})
 	}
-	if len(vals) == 0 {
+	if len(bars) == 0 {
 		cv.Empty = "Nothing to draw: no provider was sent anything."
 		if len(r.Targets) > 0 && len(r.Series) == 0 {
 			cv.Empty = "Nothing to draw: this report has no time series."
 		}
 		return cv
 	}
-	spec.add("reachability", accentColor, vals)
-	cv.SVG, cv.Empty = spec.render(cv.Title)
+	cv.SVG = hbarChart(cv.Title, bars, 100, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "%" }, true)
 	return cv
 }
 
@@ -309,17 +344,15 @@ func costChart(r Report) chartView {
 	ts := append([]Target{}, r.Targets...)
 	sort.SliceStable(ts, func(i, j int) bool { return ts[i].CostUSD > ts[j].CostUSD })
 	free := 0
-	var labels []string
-	var vals []float64
+	var bars []hbar
 	for _, t := range ts {
 		if t.CostUSD <= 0 {
 			free++
 			continue
 		}
-		labels = append(labels, cut(t.Target, labelRunes))
-		vals = append(vals, t.CostUSD)
+		bars = append(bars, hbar{name: t.Target, value: t.CostUSD, label: usdText(t.CostUSD)})
 	}
-	if len(vals) == 0 {
+	if len(bars) == 0 {
 		cv.Empty = "Nothing to draw: nothing cost anything."
 		if len(r.Targets) == 0 {
 			cv.Empty = "Nothing to draw: no attempts in the selection."
@@ -329,16 +362,7 @@ func costChart(r Report) chartView {
 	if free > 0 {
 		cv.Note += fmt.Sprintf("; %d target(s) cost nothing and are left out", free)
 	}
-	// The library draws the first category at the bottom: reverse, so the
-	// costliest is on top.
-	for i, j := 0, len(vals)-1; i < j; i, j = i+1, j-1 {
-		labels[i], labels[j] = labels[j], labels[i]
-		vals[i], vals[j] = vals[j], vals[i]
-	}
-	spec := barSpec{width: smallW, height: max(smallH+30, 70+34*len(vals)), labels: labels, horizontal: true,
-		showValues: true, valueFmt: usdAxis, labelFmt: usdText}
-	spec.add("cost", accentColor, vals)
-	cv.SVG, cv.Empty = spec.render(cv.Title)
+	cv.SVG = hbarChart(cv.Title, bars, 0, usdAxis, false)
 	return cv
 }
 
@@ -389,7 +413,7 @@ func routeCharts(r Report) ([]chartView, string) {
 		if u.LastResort > 0 {
 			labels = append(labels, "last resort")
 		}
-		spec := barSpec{width: smallW, height: smallH, labels: labels, stack: true, integer: true}
+		spec := barSpec{width: smallW, height: smallH, labels: labels}
 		var order []string
 		vals := map[string][]float64{}
 		for _, h := range u.Hops {
@@ -425,20 +449,16 @@ func routeCharts(r Report) ([]chartView, string) {
 	return out, ""
 }
 
-// barSpec is one bar chart for go-analyze/charts.
+// barSpec is one chart of vertical bars, stacked, of counts, for
+// go-analyze/charts: the outcomes over time, the hops of a route. Their
+// category labels are short (times, "hop 3"); charts of names are drawn
+// by hand (html_bars.go).
 type barSpec struct {
 	width, height int
 	labels        []string
 	series        [][]float64
 	names         []string
 	colors        []string
-	stack         bool
-	horizontal    bool
-	integer       bool    // counts: no fractional ticks
-	max           float64 // fixed top of the value axis; 0 means auto
-	showValues    bool
-	valueFmt      func(float64) string // axis labels
-	labelFmt      func(float64) string // bar labels
 }
 
 func (s *barSpec) add(name, color string, values []float64) {
@@ -450,7 +470,7 @@ func (s *barSpec) add(name, color string, values []float64) {
 // render draws the chart as inline SVG; on failure it returns the sentence
 // to show instead.
 func (s *barSpec) render(title string) (template.HTML, string) {
-	if !s.horizontal && len(s.labels) == 1 {
+	if len(s.labels) == 1 {
 		// The library leaves the label of a lone bar at the left edge:
 		// flank it with two empty categories (null values: no bar, no
 		// label), so it sits centred.
@@ -474,14 +494,7 @@ func (s *barSpec) render(title string) (template.HTML, string) {
 	font := charts.FontStyle{FontSize: 11, FontColor: charts.ColorFromHex("#495057")}
 	opt := charts.NewBarChartOptionWithData(s.series)
 	opt.Theme = theme
-	opt.Horizontal = s.horizontal
 	opt.Padding = charts.Box{Top: 14, Right: 20, Bottom: 8, Left: 8, IsSet: true}
-	if s.showValues && !s.horizontal {
-		opt.Padding.Top = 26 // room for the label of a full bar
-	}
-	if s.horizontal {
-		opt.Padding.Right = 36 // room for the last axis label
-	}
 	switch n := len(s.labels); {
 	case n <= 2:
 		opt.BarSize = 0.4 // one or two bars: not a wall of colour
@@ -491,64 +504,32 @@ func (s *barSpec) render(title string) (template.HTML, string) {
 	opt.Legend.Show = charts.Ptr(false)
 	opt.CategoryAxis.Labels = s.labels
 	opt.CategoryAxis.LabelFontStyle = font
-	if !s.horizontal {
-		// Every label shows, centred under its bar; the blank ones
-		// draw nothing.
-		opt.CategoryAxis.LabelCount = len(s.labels)
-		opt.CategoryAxis.BoundaryGap = charts.Ptr(true)
-	}
-	if s.stack {
-		opt.StackSeries = charts.Ptr(true)
-	}
+	// Every label shows, centred under its bar; the blank ones draw
+	// nothing (slotLabels leaves room between those it writes).
+	opt.CategoryAxis.LabelCount = len(s.labels)
+	opt.CategoryAxis.BoundaryGap = charts.Ptr(true)
+	opt.StackSeries = charts.Ptr(true)
 	va := charts.ValueAxisOption{LabelFontStyle: font, Min: charts.Ptr(0.0)}
-	if s.max > 0 {
-		va.Max = charts.Ptr(s.max)
+	va.ValueFormatter = func(v float64) string {
+		if v != math.Trunc(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	if s.valueFmt != nil {
-		va.ValueFormatter = s.valueFmt
-	} else if s.integer {
-		va.ValueFormatter = func(v float64) string {
-			if v != math.Trunc(v) {
-				return ""
+	top := 0.0
+	for i := range s.labels {
+		sum := 0.0
+		for _, v := range s.series {
+			if i < len(v) && v[i] != charts.GetNullValue() {
+				sum += v[i]
 			}
-			return strconv.FormatFloat(v, 'f', 0, 64)
 		}
+		top = max(top, sum)
 	}
-	if s.max > 0 {
-		va.LabelCount = 6
-	} else {
-		top := 0.0
-		for i := range s.labels {
-			sum := 0.0
-			for _, v := range s.series {
-				if i < len(v) && v[i] != charts.GetNullValue() {
-					if s.stack {
-						sum += v[i]
-					} else {
-						sum = max(sum, v[i])
-					}
-				}
-			}
-			top = max(top, sum)
-		}
-		if s.showValues {
-			top *= 1.18 // room for the value labels
-		}
-		step := niceStep(top, s.integer)
-		if s.horizontal && top/step > 3 {
-			// Fewer, wider labels along the bottom.
-			step = niceStep(top*5/3, s.integer)
-		}
-		va.Max = charts.Ptr(math.Max(step, math.Ceil(top/step-1e-9)*step))
-		va.LabelCount = int(math.Round(*va.Max/step)) + 1
-	}
+	step := niceStep(top, true)
+	va.Max = charts.Ptr(math.Max(step, math.Ceil(top/step-1e-9)*step))
+	va.LabelCount = int(math.Round(*va.Max/step)) + 1
 	opt.ValueAxis = []charts.ValueAxisOption{va}
-	if s.showValues {
-		for i := range opt.SeriesList {
-			opt.SeriesList[i].Label = charts.SeriesLabel{Show: charts.Ptr(true), ValueFormatter: s.labelFmt,
-				FontStyle: charts.FontStyle{FontSize: 11, FontColor: charts.ColorFromHex(inkColor)}}
-		}
-	}
 	for i := range opt.SeriesList {
 		opt.SeriesList[i].Name = s.names[i]
 	}

@@ -356,3 +356,59 @@ func TestWriteHTML_ConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// The issue: a card for detour's own last resort ("detour" as a provider)
+// said "only skipped (0 times)"; names were cut in the charts. The last
+// resort's answers are in the summary instead, and every name is whole in
+// every chart and table that names it.
+func TestWriteHTML_NoLastResortCardAndWholeNames(t *testing.T) {
+	long := "openrouter/meta-llama/llama-3.3-70b-instruct:free-with-a-rather-long-suffix"
+	provider, model, _ := strings.Cut(long, "/")
+	at := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
+	s := report.NewSummary()
+	for i := range 6 {
+		tm := at.Add(time.Duration(i) * time.Minute)
+		s.Add(&ledger.Record{Time: tm, Route: "default", Provider: provider, Model: model, Status: "http_402", Kind: "wall",
+			Cost: 0.001, Reason: "no credits", ProviderRequestID: "gen-" + strconv.Itoa(i)})
+		s.Add(&ledger.Record{Time: tm, Route: "default", Provider: "detour", Model: "static", Hop: 1,
+			Status: ledger.StatusLastResort, Action: "static"})
+	}
+	page, doc := renderPage(t, s.ReportBy(0))
+	for _, c := range charts(doc) {
+		if c.id == "outcomes-1" || strings.Contains(c.empty, "detour") {
+			t.Errorf("a card for the last resort: %+v", c)
+		}
+	}
+	var stats, svgTexts []string
+	walk(doc, func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "div" && attr(n, "class") == "stat" {
+			stats = append(stats, strings.Join(strings.Fields(text(n)), " "))
+		}
+		if n.Type == html.ElementNode && n.Data == "text" {
+			svgTexts = append(svgTexts, text(n))
+		}
+	})
+	if !strings.Contains(strings.Join(stats, "|"), "last resort6answers the route gave itself") {
+		t.Errorf("the summary does not count the 6 last resort answers: %q", stats)
+	}
+	whole := 0
+	for _, tx := range svgTexts {
+		if tx == long {
+			whole++
+		}
+	}
+	if whole != 2 { // the walls timeline and the cost chart
+		t.Errorf("the name is whole in %d charts, want 2 (walls, cost); texts: %q", whole, svgTexts)
+	}
+	if strings.Contains(page, "…") || !strings.Contains(page, "counted by the minute") {
+		t.Error("something was cut, or six minutes are not counted by the minute")
+	}
+	// The wall's first failure, and the latest wall, with the provider's
+	// request id.
+	for _, want := range []string{`<td class="l wrap">no credits</td><td class="l">gen-0</td>`,
+		`<td class="l">wall</td><td class="l">http_402</td><td class="l">2025-06-01 10:05:00</td><td class="l">gen-5</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}

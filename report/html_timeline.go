@@ -45,22 +45,31 @@ func wallChart(r Report, first, last time.Time) chartView {
 		end = first.Add(time.Minute)
 	}
 	const (
-		left, right, top, rowH, bandH = 250, 24, 30, 28, 16
+		right, top, bandH = 24, 30, 16
 	)
+	// Each row as tall as its name, wrapped, never cut; the names'
+	// column as wide as the widest.
+	left := 16 + int(namesWidth(rows))
+	rowY := make([]int, len(rows)+1) // where each row begins; the last, where they end
+	rowY[0] = top
+	for i, name := range rows {
+		rowY[i+1] = rowY[i] + max(28, len(wrapName(name, nameChars))*lineH+12)
+	}
 	width := wideW
-	height := top + rowH*len(rows) + 34
+	bottom := rowY[len(rows)]
+	height := bottom + 34
 	plot := float64(width - left - right)
 	x := func(t time.Time) float64 {
-		return left + plot*float64(t.Sub(first))/float64(end.Sub(first))
+		return float64(left) + plot*float64(t.Sub(first))/float64(end.Sub(first))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" role="img" aria-label="%s" preserveAspectRatio="xMidYMid meet" font-family="system-ui, sans-serif" font-size="12">`,
 		width, height, template.HTMLEscapeString(cv.Title))
 	b.WriteString(`<defs><pattern id="open-wall" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
 		`<rect width="6" height="6" fill="` + wallColor + `" fill-opacity="0.35"/><rect width="3" height="6" fill="` + wallColor + `"/></pattern></defs>`)
-	// Time axis: ticks at a round step, labels at the top.
-	step := tickStep(end.Sub(first))
-	bottom := top + rowH*len(rows)
+	// Time axis: ticks at a round step, labels at the top, far enough
+	// apart not to touch (a label is at most 8 characters).
+	step := tickStep(end.Sub(first), int(plot/(8*charW+16)))
 	for t := first.UTC().Truncate(step); !t.After(end); t = t.Add(step) {
 		if t.Before(first) {
 			continue
@@ -71,15 +80,15 @@ func wallChart(r Report, first, last time.Time) chartView {
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1"/>`, left, bottom, width-right, bottom, axisColor)
 	for i, name := range rows {
-		y := top + rowH*i
-		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="%s" text-anchor="end" dominant-baseline="middle">%s</text>`,
-			left-10, y+rowH/2, inkColor, template.HTMLEscapeString(cut(name, labelRunes)))
+		y := rowY[i]
+		nameText(&b, name, float64(left-10), float64(y+rowY[i+1])/2)
 		if i > 0 {
 			fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1"/>`, left, y, width-right, y, gridColor)
 		}
 	}
 	for _, w := range r.Walls {
-		y := top + rowH*row[w.Target] + (rowH-bandH)/2
+		i := row[w.Target]
+		y := (rowY[i]+rowY[i+1])/2 - bandH/2
 		stop := end
 		if w.End != nil {
 			stop = *w.End
@@ -113,13 +122,14 @@ func wallChart(r Report, first, last time.Time) chartView {
 	return cv
 }
 
-// tickStep is a round step giving at most about 10 ticks over d.
-func tickStep(d time.Duration) time.Duration {
+// tickStep is a round step giving at most n ticks (and at most 10) over d.
+func tickStep(d time.Duration, n int) time.Duration {
+	n = max(1, min(n, 10))
 	for _, s := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
 		15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
 		30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
 		24 * time.Hour, 48 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour} {
-		if d/s <= 10 {
+		if d/s <= time.Duration(n) {
 			return s
 		}
 	}

@@ -22,8 +22,27 @@ const (
 const Unclassified = "unclassified"
 
 // AutoBucketMaxSpan is the longest span ReportBy(0) still counts by the
-// hour; a longer one is counted by the day.
+// hour (or finer); a longer one is counted by the day.
 const AutoBucketMaxSpan = 72 * time.Hour
+
+// MaxAutoBuckets is the most bucket lengths ReportBy(0) spreads a span
+// over: it picks the smallest of AutoBucketSizes that needs no more (a day
+// past them all). A run of minutes is counted by the minute, a day by the hour,
+// a month by the day.
+const MaxAutoBuckets = 72
+
+// AutoBucketSizes are the buckets ReportBy(0) picks from, smallest first.
+var AutoBucketSizes = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 24 * time.Hour}
+
+// cellSizes are the sizes a Series keeps its cells in, finest first: the
+// finest whose cells over the span number at most maxCellSlots, an hour
+// past them all. Each divides the next and a day, so cells fold into any
+// bucket of AutoBucketSizes, or of whole hours.
+var cellSizes = []int64{60, 5 * 60, 15 * 60, 3600}
+
+// maxCellSlots bounds the cells a target has over the span (a day of
+// minutes) until they are hours.
+const maxCellSlots = 24 * 60
 
 // Tally is what a bucket of a Series counted, for one provider, one target,
 // or all of them.
@@ -127,7 +146,8 @@ type TargetAnswers struct {
 	Other bool `json:"other,omitempty"`
 }
 
-// cell is what a Series keeps for one target in one hour.
+// cell is what a Series keeps for one target in one cell of time (a
+// minute, ..., an hour: seriesAcc.size).
 type cell struct {
 	calls, answers, stalled int
 	skips, lastResort       int
@@ -199,11 +219,11 @@ func (c *cell) tally() Tally {
 }
 
 // cellKey names one target (an id, or otherID) of one provider (an id,
-// or otherID) in one hour. A target kept apart has one provider; the
-// targets folded are split by provider, so that each provider's rows stay
-// whole.
+// or otherID) in one cell of time. A target kept apart has one provider;
+// the targets folded are split by provider, so that each provider's rows
+// stay whole.
 type cellKey struct {
-	hour int64 // hours since the Unix epoch, floored
+	slot int64 // cells since the Unix epoch, floored
 	t, p int32
 }
 
@@ -219,12 +239,16 @@ type routeAcc struct {
 	lastResort int
 }
 
-// seriesAcc is a Summary's time series (hour by target) and route use (hop
-// by target). Its zero value is ready to use. Memory is bounded by hours x
-// targets and routes x hops x targets, not by lines: a year of hours is
+// seriesAcc is a Summary's time series (cell by target) and route use
+// (hop by target). Its zero value is ready to use. Its cells are a minute
+// long while the records span a day or less, then 5 minutes, 15 minutes,
+// and an hour once they span more than 15 days, folded as the span grows.
+// Memory is bounded by targets x the larger of 1,440 cells and the span's
+// hours, and routes x hops x targets, not by lines: a year of hours is
 // 8,760 cells per target.
 type seriesAcc struct {
 	cells       map[cellKey]*cell
+	size        int64       // seconds a cell spans (cellSizes); 0 until the first
 	routes      []*routeAcc // by route id
 	otherRoute  *routeAcc   // the routes folded
 	first, last time.Time   // of the timed records added
@@ -254,14 +278,39 @@ func (a *seriesAcc) add(rec *ledger.Record, ti, pi, ri int32) {
 	}
 	if a.cells == nil {
 		a.cells = make(map[cellKey]*cell)
+		a.size = cellSizes[0]
 	}
-	k := cellKey{floorDiv(rec.Time.Unix(), 3600), ti, pi}
+	a.fold()
+	k := cellKey{floorDiv(rec.Time.Unix(), a.size), ti, pi}
 	c := a.cells[k]
 	if c == nil {
 		c = &cell{}
 		a.cells[k] = c
 	}
 	c.add(rec)
+}
+
+// fold makes the cells larger while the span holds more than maxCellSlots
+// of them, merging those that fall into one.
+func (a *seriesAcc) fold() {
+	span := a.last.Unix() - a.first.Unix()
+	size := a.size
+	for i := 0; i < len(cellSizes)-1 && (size < cellSizes[i] || span/cellSizes[i] > maxCellSlots); i++ {
+		size = cellSizes[i+1]
+	}
+	if size == a.size {
+		return
+	}
+	cells := make(map[cellKey]*cell, len(a.cells))
+	for k, c := range a.cells {
+		nk := cellKey{floorDiv(k.slot*a.size, size), k.t, k.p}
+		if to := cells[nk]; to != nil {
+			to.merge(c)
+		} else {
+			cells[nk] = c
+		}
+	}
+	a.cells, a.size = cells, size
 }
 
 // route returns route id's accumulator, made at the first answer.
@@ -287,20 +336,28 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// bucketSize returns by as ReportBy uses it: 0 picks by span; anything else
-// is rounded up to whole hours.
-func bucketSize(by time.Duration, first, last time.Time) time.Duration {
-	if by <= 0 {
-		if last.Sub(first) <= AutoBucketMaxSpan {
-			return time.Hour
-		}
-		return 24 * time.Hour
+// bucketSize returns by as ReportBy uses it: 0 picks by span (the
+// smallest of AutoBucketSizes giving at most MaxAutoBuckets buckets, and
+// no smaller than the cells kept); anything else is rounded up to whole
+// hours.
+func (a *seriesAcc) bucketSize(by time.Duration) time.Duration {
+	if by > 0 {
+		return ((by + time.Hour - 1) / time.Hour) * time.Hour
 	}
-	return ((by + time.Hour - 1) / time.Hour) * time.Hour
+	if a.size == 0 {
+		return time.Hour // nothing timed: any size will do
+	}
+	span := a.last.Sub(a.first)
+	for _, size := range AutoBucketSizes {
+		if size >= time.Duration(a.size)*time.Second && span <= size*MaxAutoBuckets {
+			return size
+		}
+	}
+	return AutoBucketSizes[len(AutoBucketSizes)-1]
 }
 
-// buckets folds the hours into buckets of by (whole hours), leaving out
-// those with no records; nm names the targets and providers.
+// buckets folds the cells into buckets of by (a whole number of cells),
+// leaving out those with no records; nm names the targets and providers.
 func (a *seriesAcc) buckets(by time.Duration, nm namer) []Bucket {
 	type group struct {
 		total     cell
@@ -309,7 +366,7 @@ func (a *seriesAcc) buckets(by time.Duration, nm namer) []Bucket {
 	}
 	groups := map[int64]*group{}
 	for k, c := range a.cells {
-		start := time.Unix(k.hour*3600, 0).UTC().Truncate(by).Unix()
+		start := time.Unix(k.slot*a.size, 0).UTC().Truncate(by).Unix()
 		g := groups[start]
 		if g == nil {
 			g = &group{providers: map[int32]*cell{}, targets: map[int32]*cell{}}
@@ -419,18 +476,19 @@ func (s *Summary) Routes() []RouteUse { return s.series.routeUse(s.namer()) }
 // Series returns the records counted so far per time bucket of by, oldest
 // first, leaving out buckets with no records. by is rounded up to whole
 // hours; buckets start at UTC midnight and every by after it (for a by that
-// divides a day: an hour, a day). by 0 picks an hour when the records span
-// at most AutoBucketMaxSpan, else a day. Records without a time are left
-// out.
+// divides a day: an hour, a day). by 0 picks from the span: the smallest of
+// AutoBucketSizes (a minute, 5 minutes, 15 minutes, an hour, a day) giving
+// at most MaxAutoBuckets buckets, so minutes for a run of minutes, hours
+// for a day, days for a month. Records without a time are left out.
 func (s *Summary) Series(by time.Duration) []Bucket {
-	return s.series.buckets(bucketSize(by, s.series.first, s.series.last), s.namer())
+	return s.series.buckets(s.series.bucketSize(by), s.namer())
 }
 
 // ReportBy returns Report with its Series in buckets of by (see Series; 0
-// picks an hour or a day) and BucketSeconds set.
+// picks from the span) and BucketSeconds set.
 func (s *Summary) ReportBy(by time.Duration) Report {
 	r := s.Report()
-	by = bucketSize(by, s.series.first, s.series.last)
+	by = s.series.bucketSize(by)
 	r.BucketSeconds = int(by / time.Second)
 	r.Series = s.series.buckets(by, s.namer())
 	return r

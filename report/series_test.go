@@ -177,9 +177,12 @@ func TestReportBy_BucketSizeAndJSON(t *testing.T) {
 	if r := s.Report(); r.Series != nil || r.BucketSeconds != 0 {
 		t.Errorf("Report has a series: %d buckets of %d s", len(r.Series), r.BucketSeconds)
 	}
-	r := s.ReportBy(0) // three hours: by the hour
-	if r.BucketSeconds != 3600 || len(r.Series) != 3 {
-		t.Errorf("ReportBy(0): %d buckets of %d s, want 3 of 3600", len(r.Series), r.BucketSeconds)
+	r := s.ReportBy(0) // about three hours: by 5 minutes (36 of them at most)
+	if r.BucketSeconds != 300 || len(r.Series) != 9 {
+		t.Errorf("ReportBy(0): %d buckets of %d s, want 9 of 300", len(r.Series), r.BucketSeconds)
+	}
+	if r := s.ReportBy(time.Hour); r.BucketSeconds != 3600 || len(r.Series) != 3 {
+		t.Errorf("ReportBy(1h): %d buckets of %d s, want 3 of 3600", len(r.Series), r.BucketSeconds)
 	}
 	if r := s.ReportBy(90 * time.Minute); r.BucketSeconds != 7200 {
 		t.Errorf("ReportBy(90m): buckets of %d s, want 7200 (rounded up to whole hours)", r.BucketSeconds)
@@ -213,9 +216,10 @@ func TestSeries_MemoryBoundedByHoursAndTargets(t *testing.T) {
 		s.Add(&ledger.Record{Time: start.Add(time.Duration(i) * 2 * time.Second), Route: "default",
 			Provider: []string{"a", "b", "c"}[i%3], Model: "m", Hop: i % 3, Status: st, Kind: "wall"})
 	}
-	// 100,000 records two seconds apart span 56 hours (55.6).
-	if n := len(s.series.cells); n != 56*3 {
-		t.Errorf("%d cells for 56 hours x 3 targets", n)
+	// 100,000 records two seconds apart span 55.6 hours: more than a
+	// day of minutes, so kept by 5 minutes (667 of them).
+	if n := len(s.series.cells); n != 667*3 || s.series.size != 300 {
+		t.Errorf("%d cells of %d s for 55.6 hours x 3 targets, want 667 x 3 of 300 s", n, s.series.size)
 	}
 	if n := len(s.series.routes[s.routes.ids["default"]].answers); n != 2 {
 		t.Errorf("%d hop cells, want 2 (b at hop 1, c at hop 2)", n)
@@ -236,5 +240,44 @@ func TestSeries_EmptyAndUntimed(t *testing.T) {
 	}
 	if got := s.Routes(); len(got) != 1 || got[0].Answers != 1 {
 		t.Errorf("a record without time is still its route's answer: %+v", got)
+	}
+}
+
+// The issue: the HTML report bucketed by the hour whatever the range, so
+// a four-minute run was one bar per provider. Buckets follow the span:
+// minutes for a run of minutes, hours for a day, days for a month; cells
+// fold as the span grows, and every record is still counted once.
+func TestReportBy_BucketsFollowTheSpan(t *testing.T) {
+	start := utc("2025-06-01T10:00:00Z")
+	for _, tc := range []struct {
+		name          string
+		span, every   time.Duration
+		bucket        int
+		buckets, cell int
+	}{
+		{"four minutes", 4 * time.Minute, 10 * time.Second, 60, 4, 60},
+		{"an hour", time.Hour, 30 * time.Second, 60, 60, 60},
+		{"six hours", 6 * time.Hour, time.Minute, 300, 72, 60},
+		{"a day", 24 * time.Hour, 5 * time.Minute, 3600, 24, 60},
+		{"a month", 30 * 24 * time.Hour, 20 * time.Minute, 86400, 31, 3600}, // 10:00 to 09:40: 31 UTC days
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSummary()
+			n := 0
+			// Newest first: cells fold whatever order records come in.
+			for d := tc.span - tc.every; d >= 0; d -= tc.every {
+				s.Add(&ledger.Record{Time: start.Add(d), Route: "default", Provider: "p", Model: "m", Status: "ok"})
+				n++
+			}
+			r := s.ReportBy(0)
+			calls := 0
+			for _, b := range r.Series {
+				calls += b.Calls
+			}
+			if r.BucketSeconds != tc.bucket || len(r.Series) != tc.buckets || calls != n || s.series.size != int64(tc.cell) {
+				t.Errorf("%d buckets of %d s (cells of %d s) counting %d calls; want %d of %d s (cells of %d s) counting %d",
+					len(r.Series), r.BucketSeconds, s.series.size, calls, tc.buckets, tc.bucket, tc.cell, n)
+			}
+		})
 	}
 }
