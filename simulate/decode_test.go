@@ -14,13 +14,14 @@ import (
 	"github.com/detourhq/detour/wire/anthropic"
 	"github.com/detourhq/detour/wire/gemini"
 	"github.com/detourhq/detour/wire/openai"
+	"github.com/detourhq/detour/wire/responses"
 )
 
 // The helpers below read the simulator's answers through the real client
 // decoders of wire/*, so the tests pin what a client makes of each fault.
 
 // allDialects lists every dialect, OpenAI's first.
-var allDialects = []Dialect{DialectOpenAI, DialectAnthropic, DialectGemini}
+var allDialects = []Dialect{DialectOpenAI, DialectAnthropic, DialectGemini, DialectResponses}
 
 // frameEnd is what ends one SSE event in dialect d's streams.
 func frameEnd(d Dialect) string {
@@ -40,6 +41,8 @@ func decodeStream(t *testing.T, d Dialect, resp *http.Response) llm.Stream {
 		st, err = anthropic.DecodeStream(resp)
 	case DialectGemini:
 		st, err = gemini.DecodeStream(resp)
+	case DialectResponses:
+		st, err = responses.DecodeStream(resp)
 	default:
 		st, err = openai.DecodeStream(resp)
 	}
@@ -56,6 +59,8 @@ func decodeResponse(d Dialect, resp *http.Response) (*llm.Response, error) {
 		return anthropic.DecodeResponse(resp)
 	case DialectGemini:
 		return gemini.DecodeResponse(resp)
+	case DialectResponses:
+		return responses.DecodeResponse(resp)
 	}
 	return openai.DecodeResponse(resp)
 }
@@ -67,6 +72,8 @@ func errMalformed(d Dialect) error {
 		return anthropic.ErrMalformed
 	case DialectGemini:
 		return gemini.ErrMalformed
+	case DialectResponses:
+		return responses.ErrMalformed
 	}
 	return openai.ErrMalformed
 }

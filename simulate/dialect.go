@@ -30,11 +30,24 @@ const (
 	// ?key=), GenerateContentResponse JSON, SSE `data:` chunks without [DONE],
 	// and google.rpc.Status errors (gemini.go, gemini_errors.go).
 	DialectGemini Dialect = "gemini"
+	// DialectResponses is OpenAI's Responses API, served at
+	// POST /{name}/v1/responses (and GET /{name}/v1/models): Bearer keys,
+	// a response object, SSE streams with an `event:` line per event and
+	// a sequence_number, no [DONE] (responses.go). Errors are OpenAI's
+	// envelopes (StyleOpenAI; a ModelNotFound is the 400 /v1/responses
+	// answers). In a stream: ContentFilter is a response.incomplete of
+	// reason content_filter, a Reply cut at its limit one of reason
+	// max_output_tokens, StreamError a response.failed event with
+	// error.code server_error (a Fault.Body is sent as the data of an
+	// event named by its own "type": a response.failed of another code,
+	// an error event), and NoDone leaves out the terminal
+	// response.completed.
+	DialectResponses Dialect = "openai-responses"
 )
 
 func (d Dialect) valid() bool {
 	switch d {
-	case "", DialectOpenAI, DialectAnthropic, DialectGemini:
+	case "", DialectOpenAI, DialectAnthropic, DialectGemini, DialectResponses:
 		return true
 	}
 	return false
@@ -56,7 +69,7 @@ func (d Dialect) baseURL(root, name string) string {
 	case DialectGemini:
 		return root + "/" + name + "/v1beta" // the client appends /models/{model}:generateContent
 	}
-	return root + "/" + name + "/v1" // the client appends /chat/completions
+	return root + "/" + name + "/v1" // the client appends /chat/completions (or /responses)
 }
 
 // wireAnswer is one successful answer encoded in a dialect: the plain body,

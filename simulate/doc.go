@@ -1,7 +1,8 @@
 // Package simulate runs fake LLM providers that speak the real wire formats
-// byte for byte — OpenAI's chat completions, Anthropic's Messages API and
-// Gemini's generateContent: answers, SSE streams, tool calls and each
-// provider's real error bodies — and fail on a script or at random, over
+// byte for byte — OpenAI's chat completions, Anthropic's Messages API,
+// Gemini's generateContent and OpenAI's Responses API: answers, SSE
+// streams, tool calls and each provider's real error bodies — and fail on
+// a script or at random, over
 // loopback TCP or in memory. Its encoders are written from recorded traffic,
 // independently of the client adapters in wire/*, so a test that passes
 // through both checks one against the other.
@@ -15,6 +16,7 @@
 //	DialectGemini         URL/{name}/v1beta  POST /models/{model}:generateContent
 //	                                         and :streamGenerateContent?alt=sse,
 //	                                         :embedContent, :batchEmbedContents
+//	DialectResponses      URL/{name}/v1      POST /responses, GET /models
 //
 // Embeddings requests get deterministic vectors (Vector: a hash of the model
 // and the text, EmbedDimensions long unless the request asks for another

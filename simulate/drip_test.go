@@ -29,9 +29,12 @@ func memRig(t *testing.T, providers ...Provider) *rig {
 func TestEmptyDeltas_NothingEveryGapUntilTheContextEnds(t *testing.T) {
 	// Chunks reach the first content event: OpenAI's role chunk, then
 	// "Hello"; Anthropic's message_start, content_block_start and ping
-	// before it; Gemini's first chunk is content.
-	first := map[Dialect]int{DialectOpenAI: 2, DialectAnthropic: 4, DialectGemini: 1}
-	empty := map[Dialect]string{DialectOpenAI: `"content":""`, DialectAnthropic: `"text":""`, DialectGemini: `"text": ""`}
+	// before it; Gemini's first chunk is content; the Responses API's
+	// response.created, .in_progress, output_item.added and
+	// content_part.added.
+	first := map[Dialect]int{DialectOpenAI: 2, DialectAnthropic: 4, DialectGemini: 1, DialectResponses: 5}
+	empty := map[Dialect]string{DialectOpenAI: `"content":""`, DialectAnthropic: `"text":""`, DialectGemini: `"text": ""`,
+		DialectResponses: `"delta":""`}
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

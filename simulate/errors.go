@@ -83,6 +83,8 @@ func (c errCtx) reply() reply {
 		r = anthropicError(c)
 	case DialectGemini:
 		r = geminiError(c)
+	case DialectResponses:
+		return responsesError(c)
 	default:
 		return errorReply(c)
 	}

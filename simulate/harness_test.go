@@ -170,6 +170,16 @@ func messagesBody(model string, stream bool) string {
 	return `{"model":"` + model + `","max_tokens":1024,"messages":[{"role":"user","content":"` + prompt + `"}]` + s + `}`
 }
 
+// responsesBody is a minimal Responses API body, as the recordings send
+// it (maruel/genai openairesponses GenSync-Text.yaml).
+func responsesBody(model string, stream bool) string {
+	s := ""
+	if stream {
+		s = `,"stream":true`
+	}
+	return `{"model":"` + model + `","store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"` + prompt + `"}]}]` + s + `}`
+}
+
 // generateBody is a minimal Gemini generateContent body.
 func generateBody() string {
 	return `{"contents":[{"role":"user","parts":[{"text":"` + prompt + `"}]}]}`
@@ -223,6 +233,8 @@ func (r *rig) ask(t *testing.T, ctx context.Context, provider, model string, str
 		return r.do(t, ctx, http.MethodPost, base+"/v1/messages", messagesBody(model, stream), append([]string{"anthropic-version", "2023-06-01"}, header...)...)
 	case DialectGemini:
 		return r.do(t, ctx, http.MethodPost, base+geminiPath(model, stream), generateBody(), header...)
+	case DialectResponses:
+		return r.do(t, ctx, http.MethodPost, base+"/responses", responsesBody(model, stream), header...)
 	}
 	return r.do(t, ctx, http.MethodPost, base+"/chat/completions", chatBody(model, stream), header...)
 }

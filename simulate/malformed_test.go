@@ -189,6 +189,7 @@ func TestNoDone_OmitsOnlyTheTerminalMarker(t *testing.T) {
 		DialectOpenAI:    "data: [DONE]\n\n",
 		DialectAnthropic: "event: message_stop\ndata: {\"type\":\"message_stop\"", // then its padding
 		DialectGemini:    "",
+		DialectResponses: "event: response.completed\n",
 	}
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -215,7 +216,8 @@ func TestNoDone_OmitsOnlyTheTerminalMarker(t *testing.T) {
 // Gemini's decoders take the end of the body after a finish reason as the
 // complete end; Anthropic's reports the stream as truncated, message_delta
 // and its stop_reason notwithstanding, because the API always sends
-// message_stop.
+// message_stop; so does the Responses decoder, whose finish and usage come
+// only with the response.completed left out.
 func TestNoDone_WhatTheDecodersMakeOfIt(t *testing.T) {
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -226,6 +228,12 @@ func TestNoDone_WhatTheDecodersMakeOfIt(t *testing.T) {
 					t.Fatal(err)
 				}
 				s := summarize(drain(decodeStream(t, d, resp)))
+				if d == DialectResponses {
+					if s.text != "Hello from p/m." || s.finish != "" || !errors.Is(s.err, llm.ErrStreamTruncated) {
+						t.Errorf("responses decoder: text %q, finish %q, %v; want the text, then llm.ErrStreamTruncated", s.text, s.finish, s.err)
+					}
+					return
+				}
 				if s.text != "Hello from p/m." || s.finish != llm.FinishStop || s.usage == nil || s.usage.OutputTokens != 4 || s.usage.InputTokens == 0 {
 					t.Errorf("text %q, finish %q, usage %+v", s.text, s.finish, s.usage)
 				}

@@ -22,6 +22,8 @@ func (r *rig) askWith(t *testing.T, p, m string, stream bool, body string) (*htt
 		return r.do(t, context.Background(), http.MethodPost, base+"/v1/messages", body, anthropicVersion...)
 	case DialectGemini:
 		return r.do(t, context.Background(), http.MethodPost, base+geminiPath(m, stream), body)
+	case DialectResponses:
+		return r.do(t, context.Background(), http.MethodPost, base+"/responses", body)
 	}
 	return r.do(t, context.Background(), http.MethodPost, base+"/chat/completions", body)
 }
@@ -32,6 +34,7 @@ var prefillBodies = map[Dialect]string{
 	DialectOpenAI:    `{"model":"m","stream":true,"messages":[{"role":"user","content":"Say hello."},{"role":"assistant","content":"Hello fr"}]}`,
 	DialectAnthropic: `{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Say hello."},{"role":"assistant","content":"Hello fr"}]}`,
 	DialectGemini:    `{"contents":[{"role":"user","parts":[{"text":"Say hello."}]},{"role":"model","parts":[{"text":"Hello fr"}]}]}`,
+	DialectResponses: `{"model":"m","stream":true,"input":[{"role":"user","content":"Say hello."},{"role":"assistant","content":"Hello fr"}]}`,
 }
 
 func TestNoPrefill_TheRefusalInEachDialect(t *testing.T) {
@@ -129,12 +132,17 @@ func TestRecord_LastRole(t *testing.T) {
 		{DialectAnthropic, `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "user"},
 		{DialectGemini, `{"contents":[{"parts":[{"text":"hi"}]}]}`, "user"},
 		{DialectGemini, `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"He"}]}]}`, "assistant"},
+		{DialectResponses, `{"model":"m","input":"hi"}`, "user"},
+		{DialectResponses, `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"1"}]}`, "tool"},
+		{DialectResponses, `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"message","role":"assistant","content":"He"}]}`, "assistant"},
 	}
 	for _, c := range cases {
 		r := newRig(t, "memory", Provider{Name: "p", Dialect: c.d, Key: "k"})
 		header := map[Dialect][]string{DialectOpenAI: {"Authorization", "Bearer k"},
-			DialectAnthropic: {"anthropic-version", "2023-06-01", "x-api-key", "k"}, DialectGemini: {"x-goog-api-key", "k"}}[c.d]
-		url := map[Dialect]string{DialectOpenAI: "/chat/completions", DialectAnthropic: "/v1/messages", DialectGemini: geminiPath("m", false)}[c.d]
+			DialectAnthropic: {"anthropic-version", "2023-06-01", "x-api-key", "k"}, DialectGemini: {"x-goog-api-key", "k"},
+			DialectResponses: {"Authorization", "Bearer k"}}[c.d]
+		url := map[Dialect]string{DialectOpenAI: "/chat/completions", DialectAnthropic: "/v1/messages", DialectGemini: geminiPath("m", false),
+			DialectResponses: "/responses"}[c.d]
 		if resp, body := r.mustDo(t, http.MethodPost, r.srv.BaseURL("p")+url, c.body, header...); resp.StatusCode != 200 {
 			t.Fatalf("%s: %d %s", c.d, resp.StatusCode, body)
 		}

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -21,6 +22,8 @@ func scriptedPath(r *rig, d Dialect, p, m string, stream bool) (string, []string
 		return base + "/v1/messages", anthropicVersion
 	case DialectGemini:
 		return base + geminiPath(m, stream), nil
+	case DialectResponses:
+		return base + "/responses", nil
 	}
 	return base + "/chat/completions", nil
 }
@@ -38,6 +41,11 @@ func questionBody(d Dialect, m string, stream bool) string {
 		return `{"systemInstruction":{"parts":[{"text":"Be brief."},{"text":"Answer in Japanese."}]},"generationConfig":{"maxOutputTokens":77},` +
 			`"contents":[{"role":"user","parts":[{"text":"first"}]},{"role":"model","parts":[{"text":"ok"}]},` +
 			`{"parts":[{"text":"What is 2+2?"},{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}},{"text":"Reply with a digit."}]}]}`
+	case DialectResponses:
+		return fmt.Sprintf(`{"model":%q,"max_output_tokens":77,"stream":%t,"instructions":"Be brief.",`+
+			`"input":[{"role":"developer","content":[{"type":"input_text","text":"Answer in Japanese."}]},`+
+			`{"role":"user","content":"first"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},`+
+			`{"role":"user","content":[{"type":"input_text","text":"What is 2+2?"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"},{"type":"input_text","text":"Reply with a digit."}]}]}`, m, stream)
 	}
 	return fmt.Sprintf(`{"model":%q,"max_completion_tokens":77,"stream":%t,"stream_options":{"include_usage":true},`+
 		`"messages":[{"role":"system","content":"Be brief."},{"role":"developer","content":[{"type":"text","text":"Answer in Japanese."}]},`+
@@ -75,6 +83,9 @@ func finishFields(v any, key string) []string {
 func wireFinish(t *testing.T, d Dialect, body []byte, stream bool) []string {
 	t.Helper()
 	key := map[Dialect]string{DialectOpenAI: "finish_reason", DialectAnthropic: "stop_reason", DialectGemini: "finishReason"}[d]
+	if d == DialectResponses {
+		return responsesFinish(t, body, stream)
+	}
 	if !stream {
 		return finishFields(decode(t, body), key)
 	}
@@ -85,6 +96,46 @@ func wireFinish(t *testing.T, d Dialect, body []byte, stream bool) []string {
 			continue
 		}
 		out = append(out, finishFields(decode(t, []byte(data)), key)...)
+	}
+	return out
+}
+
+// responsesFinish is what a Responses body (or each event with a response
+// object) says of its end: the response's status, or the reason it is
+// incomplete.
+func responsesFinish(t *testing.T, body []byte, stream bool) []string {
+	t.Helper()
+	read := func(data []byte) string {
+		var v struct {
+			Status            string `json:"status"`
+			IncompleteDetails *struct {
+				Reason string `json:"reason"`
+			} `json:"incomplete_details"`
+			Response *json.RawMessage `json:"response"`
+		}
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatalf("%v: %s", err, data)
+		}
+		if v.Response != nil {
+			if err := json.Unmarshal(*v.Response, &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v.IncompleteDetails != nil {
+			return v.IncompleteDetails.Reason
+		}
+		return v.Status
+	}
+	if !stream {
+		return []string{read(body)}
+	}
+	var out []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			if s := read([]byte(data)); s != "" {
+				out = append(out, s)
+			}
+		}
 	}
 	return out
 }
@@ -103,7 +154,7 @@ func TestAnswer_ScriptedTextInEveryDialect(t *testing.T) {
 		{
 			name:       "complete",
 			reply:      Reply{Text: "The answer is 4."},
-			wantFinish: map[Dialect]string{DialectOpenAI: "stop", DialectAnthropic: "end_turn", DialectGemini: "STOP"},
+			wantFinish: map[Dialect]string{DialectOpenAI: "stop", DialectAnthropic: "end_turn", DialectGemini: "STOP", DialectResponses: "completed"},
 			want:       llm.FinishStop,
 			wantTokens: 4, // 16 runes
 			wantDeltas: 5, // "The", " answer", " is", " 4", "."
@@ -112,7 +163,7 @@ func TestAnswer_ScriptedTextInEveryDialect(t *testing.T) {
 			name:       "japanese truncated",
 			reply:      Reply{Text: japanese, Truncated: true, OutputTokens: 123},
 			pieces:     7,
-			wantFinish: map[Dialect]string{DialectOpenAI: "length", DialectAnthropic: "max_tokens", DialectGemini: "MAX_TOKENS"},
+			wantFinish: map[Dialect]string{DialectOpenAI: "length", DialectAnthropic: "max_tokens", DialectGemini: "MAX_TOKENS", DialectResponses: "max_output_tokens"},
 			want:       llm.FinishLength,
 			wantTokens: 123,
 			wantDeltas: 7,
@@ -120,7 +171,7 @@ func TestAnswer_ScriptedTextInEveryDialect(t *testing.T) {
 		{
 			name:       "japanese estimated",
 			reply:      Reply{Text: japanese},
-			wantFinish: map[Dialect]string{DialectOpenAI: "stop", DialectAnthropic: "end_turn", DialectGemini: "STOP"},
+			wantFinish: map[Dialect]string{DialectOpenAI: "stop", DialectAnthropic: "end_turn", DialectGemini: "STOP", DialectResponses: "completed"},
 			want:       llm.FinishStop,
 			wantTokens: (utf8.RuneCountInString(japanese) + 3) / 4,
 			wantDeltas: 1, // no space to split at
@@ -250,8 +301,9 @@ func TestAnswer_QuestionInEachSpelling(t *testing.T) {
 
 // preambles counts the events of each dialect's stream before its first
 // content delta (OpenAI's role chunk; Anthropic's message_start,
-// content_block_start and ping).
-var preambles = map[Dialect]int{DialectOpenAI: 1, DialectAnthropic: 3, DialectGemini: 0}
+// content_block_start and ping; the Responses API's response.created,
+// response.in_progress, output_item.added and content_part.added).
+var preambles = map[Dialect]int{DialectOpenAI: 1, DialectAnthropic: 3, DialectGemini: 0, DialectResponses: 4}
 
 func TestAnswer_ScriptedHeadOfACutStream(t *testing.T) {
 	for _, d := range allDialects {
@@ -286,6 +338,7 @@ func TestAnswer_NotCalledForToolCallsAndContentFilters(t *testing.T) {
 		DialectOpenAI:    fmt.Sprintf(toolRequest, "false", ""),
 		DialectAnthropic: fmt.Sprintf(anthropicToolRequest, ""),
 		DialectGemini:    geminiToolRequest,
+		DialectResponses: fmt.Sprintf(responsesToolRequest, "false"),
 	}
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {

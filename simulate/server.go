@@ -32,7 +32,8 @@ type Provider struct {
 	// Server.BaseURL). It must be non-empty and contain no "/".
 	Name string
 	// Dialect is the wire format spoken: DialectOpenAI (the zero value),
-	// DialectAnthropic or DialectGemini. A client picks its adapter from it.
+	// DialectAnthropic, DialectGemini or DialectResponses. A client picks
+	// its adapter from it.
 	Dialect Dialect
 	// Models lists the models served; a request for another model gets a
 	// ModelNotFound. Empty means every model name is accepted.
@@ -252,6 +253,7 @@ func (s *Server) Close() error {
 //	DialectOpenAI     URL/{name}/v1      the client appends /chat/completions
 //	DialectAnthropic  URL/{name}         the client appends /v1/messages
 //	DialectGemini     URL/{name}/v1beta  the client appends /models/{model}:generateContent
+//	DialectResponses  URL/{name}/v1      the client appends /responses
 //
 // An unknown name gets the OpenAI form.
 func (s *Server) BaseURL(name string) string {
@@ -389,6 +391,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case DialectGemini:
 		s.serveGemini(ctx, w, r, t, seq, rest, ec)
+		return
+	case DialectResponses:
+		s.serveResponses(ctx, w, r, t, seq, rest, ec)
 		return
 	}
 	var want string

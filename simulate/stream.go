@@ -21,6 +21,8 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, t *target, r
 		wa = a.anthropicWire(ec, req.stream)
 	case DialectGemini:
 		wa = a.geminiWire(req.stream)
+	case DialectResponses:
+		wa = a.responsesWire(ec, req.stream)
 	default:
 		wa = a.openaiWire(ec, req.stream)
 	}
@@ -45,7 +47,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, t *target, n 
 	}
 	h := w.Header()
 	h.Set("Content-Type", wa.bodyType)
-	if t.Dialect.or() == DialectOpenAI {
+	if d := t.Dialect.or(); d == DialectOpenAI || d == DialectResponses {
 		h.Set("Openai-Processing-Ms", strconv.FormatInt(wait.Milliseconds(), 10))
 	}
 	applyHeader(h, ec.f.Header)
@@ -82,7 +84,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *target, w
 	}
 	h := w.Header()
 	applyHeader(h, wa.streamHeader)
-	if t.Dialect.or() == DialectOpenAI {
+	if d := t.Dialect.or(); d == DialectOpenAI || d == DialectResponses {
 		h.Set("Openai-Processing-Ms", strconv.FormatInt(s.scale(first).Milliseconds(), 10))
 	}
 	applyHeader(h, ec.f.Header)
@@ -186,8 +188,8 @@ func (wa *wireAnswer) garbledAfter(n int) []byte {
 
 // textKeys are where the text of a content event starts, in each dialect's
 // layout: OpenAI's content and arguments, Anthropic's text and partial_json,
-// Gemini's text (with the printer's space).
-var textKeys = []string{`"content":"`, `"arguments":"`, `"text":"`, `"partial_json":"`, `"text": "`}
+// Gemini's text (with the printer's space), the Responses API's delta.
+var textKeys = []string{`"content":"`, `"arguments":"`, `"text":"`, `"partial_json":"`, `"text": "`, `"delta":"`}
 
 // cutShort cuts the JSON data of a content event inside its text, after at
 // most three characters of it (`..."content":"Hel`), or in half when it has

@@ -20,6 +20,8 @@ func TestLateFirstToken_HeadersAtOnceThenDelay(t *testing.T) {
 		DialectOpenAI:    {`"delta":{"role":"assistant","content":"","refusal":null}`},
 		DialectAnthropic: {"event: message_start\n", "event: content_block_start\n", "event: ping\n"},
 		DialectGemini:    nil,
+		DialectResponses: {"event: response.created\n", "event: response.in_progress\n", "event: response.output_item.added\n",
+			"event: response.content_part.added\n"},
 	}
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -127,8 +129,9 @@ var seventy = func() string {
 func TestGapAndPieces_SeventyChunksOneSecondApart(t *testing.T) {
 	// Events of a 70-piece stream: OpenAI role + 70 + finish + usage (then
 	// [DONE], without a wait); Anthropic 3 + 70 + content_block_stop,
-	// message_delta, message_stop; Gemini 70.
-	events := map[Dialect]int{DialectOpenAI: 73, DialectAnthropic: 76, DialectGemini: 70}
+	// message_delta, message_stop; Gemini 70; Responses 4 + 70 +
+	// output_text.done, content_part.done, output_item.done, completed.
+	events := map[Dialect]int{DialectOpenAI: 73, DialectAnthropic: 76, DialectGemini: 70, DialectResponses: 78}
 	wantUsage := (len(seventy) + 3) / 4
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -225,6 +228,9 @@ func TestUsage_KeptByEveryKindThatAnswers(t *testing.T) {
 		{Kind: SlowFirstToken, Delay: time.Second}, {Kind: OK, Pieces: 9, Gap: time.Millisecond}}
 	for _, d := range allDialects {
 		for _, f := range faults {
+			if d == DialectResponses && f.Kind == NoDone {
+				continue // the usage comes with the response.completed NoDone leaves out
+			}
 			r := newRig(t, "memory", Provider{Name: "p", Dialect: d, Script: []Fault{f}})
 			resp, err := r.ask(t, context.Background(), "p", "m", true)
 			if err != nil {
