@@ -192,7 +192,7 @@ func (b *builder) target(addr string) (router.Target, error) {
 		Pool: string(p.pool()), Dialect: string(p.dialect()), KeyEnv: p.KeyEnv,
 		Client: client, PriceIn: t.Price.In, PriceOut: t.Price.Out,
 		Context: t.Context, MaxOutput: t.MaxOutput,
-		Account: p.Name, Endpoint: p.endpoint(), Offers: offered(p.Offers, t.Offers),
+		Account: p.Name, Endpoint: p.endpoint(), Offers: capabilities(p.Offers, t.Offers), Terms: terms(p.Offers, t.Offers),
 		Disabled: disabledBy(p, t), Quotas: quotas(p, t), Reasoning: reasons(p, t),
 	}, nil
 }
@@ -238,18 +238,31 @@ func disabledBy(p Provider, t Target) string {
 	return ""
 }
 
-// offered merges a provider's and a target's offers; nil when both are
-// unknown.
-func offered(provider, target []string) []string {
-	if provider == nil && target == nil {
-		return nil
+// capabilities are the capabilities a provider's and a target's offers
+// declare, merged (router.Target.Offers); nil, unknown, when neither
+// declares one: a list of data terms alone says nothing of them. An empty
+// list (offers: []) declares none.
+func capabilities(provider, target []string) []string {
+	var out []string
+	for _, list := range [][]string{provider, target} {
+		for _, w := range list {
+			if !IsTerm(w) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+		if list != nil && len(list) == 0 && out == nil {
+			out = []string{}
+		}
 	}
-	out := slices.Clone(provider)
-	if out == nil {
-		out = []string{}
-	}
-	for _, w := range target {
-		if !slices.Contains(out, w) {
+	return out
+}
+
+// terms are the data terms a provider's and a target's offers state,
+// merged (router.Target.Terms); nil when neither states one.
+func terms(provider, target []string) []string {
+	var out []string
+	for _, w := range slices.Concat(provider, target) {
+		if IsTerm(w) && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}

@@ -104,7 +104,9 @@ type Provider struct {
 	Disabled bool
 	// Offers are what every target of the provider offers (Offers words):
 	// its data terms (zero_retention, no_training, region-eu) and the
-	// capabilities all its models share. Nil means unknown.
+	// capabilities all its models share. The two are read apart
+	// (IsTerm): terms alone leave capabilities unknown. Nil means both
+	// unknown.
 	Offers []string
 	// Limits are the account's quotas (limits: in the file: rpm, rph,
 	// rpd, tpm, tph, tpd), shared by every target billed to its key: each
@@ -157,9 +159,10 @@ type Target struct {
 	// Disabled turns the target off: it is skipped (skipped_disabled).
 	Disabled bool
 	// Offers are what the model offers beyond its provider's (Offers
-	// words: images, documents, audio, tools, json_schema, reasoning).
-	// Nil, with the provider's nil too, means unknown: requests are sent
-	// on and the provider judges them.
+	// words: images, documents, audio, tools, json_schema, reasoning; a
+	// data term too). Capabilities declared by neither, here nor by the
+	// provider, are unknown: requests are sent on and the provider judges
+	// them. Data terms say nothing of capabilities.
 	Offers []string
 	// Limits are the model's own quotas (limits: in the file: rpm, rph,
 	// rpd, tpm, tph, tpd): a send its window cannot take is skipped
@@ -237,8 +240,9 @@ type RouteSettings struct {
 	// StaticAnswer is the route's answer when every candidate fails and no
 	// kept answer serves (router.Route.StaticAnswer); "": none.
 	StaticAnswer string
-	// Requires are the Offers words every target of the route must offer
-	// (data terms, most often: zero_retention, no_training, region-eu).
+	// Requires are the Offers words every target of the route must state
+	// (data terms, most often: zero_retention, no_training, region-eu); a
+	// target that does not state one is skipped.
 	Requires []string
 	// ProbeGenerate (probe: generate in the file) lets `detour probe` check
 	// the route's parked targets with a one-token generation when a free

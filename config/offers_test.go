@@ -6,18 +6,22 @@ import (
 	"testing"
 )
 
-// A target offers what its provider states plus its own; a route's
-// requirements reach the router; unknown words are errors with a
+// A target offers what its provider states plus its own, capabilities
+// and data terms read apart: a provider that states only terms leaves its
+// targets' capabilities unknown (nil), and an empty list declares none. A
+// route's requirements reach the router; unknown words are errors with a
 // suggestion, and a region is region-CODE.
 func TestOffers(t *testing.T) {
 	c := mustParse(t, `providers:
   eu: {base_url: https://eu.example/v1, key_env: EU_KEY, offers: [zero_retention, region-eu]}
   us: {base_url: https://us.example/v1, key_env: US_KEY}
+  none: {base_url: https://none.example/v1, key_env: US_KEY, offers: []}
 targets:
   eu/vision: {offers: [images, tools]}
+  us/private: {offers: [no_training]}
 routes:
   private:
-    chain: [eu/vision, eu/text, us/any]
+    chain: [eu/vision, eu/text, us/any, us/private, none/m]
     requires: [zero_retention, region-eu]
 `)
 	routes, err := c.Build(BuildOptions{Getenv: env(map[string]string{"EU_KEY": "k-123456789", "US_KEY": "k-987654321"})})
@@ -28,10 +32,19 @@ routes:
 	if !slices.Equal(r.Requires, []string{"zero_retention", "region-eu"}) {
 		t.Errorf("requires = %v", r.Requires)
 	}
-	want := [][]string{{"zero_retention", "region-eu", "images", "tools"}, {"zero_retention", "region-eu"}, nil}
-	for i, w := range want {
-		if got := r.Chain[i].Offers; !slices.Equal(got, w) || (w == nil) != (got == nil) {
-			t.Errorf("%s offers %v, want %v", r.Chain[i].ID(), got, w)
+	for i, w := range []struct{ offers, terms []string }{
+		{offers: []string{"images", "tools"}, terms: []string{"zero_retention", "region-eu"}},
+		{offers: nil, terms: []string{"zero_retention", "region-eu"}},
+		{offers: nil, terms: nil},
+		{offers: nil, terms: []string{"no_training"}},
+		{offers: []string{}, terms: nil},
+	} {
+		got := r.Chain[i]
+		if !slices.Equal(got.Offers, w.offers) || (w.offers == nil) != (got.Offers == nil) {
+			t.Errorf("%s offers %#v, want %#v", got.ID(), got.Offers, w.offers)
+		}
+		if !slices.Equal(got.Terms, w.terms) {
+			t.Errorf("%s terms %v, want %v", got.ID(), got.Terms, w.terms)
 		}
 	}
 	_, err = Parse("detour.yaml", []byte("providers:\n  p: {base_url: https://p.example/v1, offers: [imagez, region-]}\n"))

@@ -534,9 +534,17 @@ func durationField(b *policy.Budget, key string) *time.Duration {
 
 // Offers are the words of providers.NAME.offers, targets."p/m".offers and
 // routes.NAME.requires: a target's capabilities, and the data terms a
-// provider states (a region is "region-" and its code: region-eu).
+// provider states (a region is "region-" and its code: region-eu). The
+// two kinds are read apart (IsTerm): stating a term says nothing of
+// capabilities, and the reverse.
 var Offers = []string{"images", "documents", "audio", "tools", "json_schema", "reasoning",
 	"zero_retention", "no_training"}
+
+// IsTerm reports whether word, one of Offers, is a data term
+// (zero_retention, no_training, region-CODE) rather than a capability.
+func IsTerm(word string) bool {
+	return word == "zero_retention" || word == "no_training" || strings.HasPrefix(word, "region-")
+}
 
 // offers decodes a list of Offers words at path; an empty list is not nil
 // (it declares that nothing is offered).

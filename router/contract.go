@@ -12,10 +12,11 @@ import (
 // contract reads what t can do with req on route before any send. A
 // target of another dialect than the request's must carry each of its
 // needs (llm.Carrier), or may drop the safe ones (llm.Request.Required).
-// Whatever the dialect, a target that declares what it offers (Offers)
-// must offer each capability the request uses (images, documents, audio,
-// tools, json_schema, reasoning), every target must offer what the route
-// Requires (data terms: zero_retention, no_training, region-eu, ...), and
+// Whatever the dialect, a target that declares its capabilities (Offers)
+// must offer each one the request uses (images, documents, audio, tools,
+// json_schema, reasoning), every target must state what the route
+// Requires (data terms, Terms: zero_retention, no_training, region-eu,
+// ...; a term stated says nothing of capabilities), and
 // the request must fit the target's known output cap and, with a margin,
 // its context window. missing are what t cannot honour (the target is
 // skipped); dropped what it goes without (the answer is then degraded and
@@ -53,7 +54,7 @@ func contract(t *Target, req *llm.Request, route *Route) (missing, dropped []str
 		}
 	}
 	for _, r := range route.Requires {
-		if !slices.Contains(t.Offers, r) {
+		if !t.states(r) {
 			missing = append(missing, r)
 		}
 	}

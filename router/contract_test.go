@@ -48,18 +48,18 @@ func TestContract_OffersAndCapabilities(t *testing.T) {
 }
 
 // A route's requirements (data terms) are met only by targets that
-// declare them: an unknown never meets one. When none does, the request
+// state them (Terms): an unknown never meets one. When none does, the request
 // fails closed naming what is missing.
 func TestContract_RouteRequirements(t *testing.T) {
 	h, route := newHarness(t, spec{provider: "p1", model: "a"}, spec{provider: "p2", model: "b"})
 	route.Requires = []string{"zero_retention"}
-	route.Chain[1].Offers = []string{"zero_retention", "no_training"}
+	route.Chain[1].Terms = []string{"zero_retention", "no_training"}
 	res, err := h.router.Complete(context.Background(), route, prompt("x"), router.Options{})
 	if err != nil || res.Target.ID() != "p2/b" {
 		t.Fatalf("res %v err %v: want the target that offers zero retention", res, err)
 	}
 	h.newLedger()
-	route.Chain[1].Offers = []string{"no_training"}
+	route.Chain[1].Terms = []string{"no_training"}
 	_, err = h.router.Complete(context.Background(), route, prompt("x"), router.Options{})
 	var re *router.Error
 	if !errors.Is(err, router.ErrFailClosed) || !errors.Is(err, router.ErrUnsupported) || !errors.As(err, &re) {

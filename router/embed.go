@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/detourhq/detour/llm"
@@ -79,7 +78,7 @@ func (s *embedSender) missing(w *walk, t *Target) []string {
 			", the first candidate's: vectors of different models do not mix")
 	}
 	for _, r := range w.route.Requires {
-		if !slices.Contains(t.Offers, r) {
+		if !t.states(r) {
 			out = append(out, "cannot honour "+r)
 		}
 	}

@@ -49,12 +49,17 @@ type Target struct {
 	// scope (no credits, a rejected key) parks every target of the same
 	// Account. Empty means Provider.
 	Account string
-	// Offers names what the target is known to offer: capabilities
-	// (images, documents, audio, tools, json_schema, reasoning) and data
-	// terms (zero_retention, no_training, region-eu, ...). Nil means
-	// unknown: a request is sent on and the provider judges it; a route's
-	// Requires are never met by an unknown.
+	// Offers names the capabilities the target is known to offer
+	// (images, documents, audio, tools, json_schema, reasoning): a
+	// request that uses one it lacks skips it. Nil means unknown: a
+	// request is sent on and the provider judges it. An empty list
+	// declares none. Terms say nothing of it, nor it of Terms.
 	Offers []string
+	// Terms names the data terms the target's provider states
+	// (zero_retention, no_training, region-eu, ...): what a route
+	// Requires. Nil: none stated, and a term not stated never meets a
+	// requirement. Stating terms says nothing of Offers.
+	Terms []string
 	// Quotas are the limits declared for the target (its own, its
 	// account's, a pool's): a send that a window of one cannot take is
 	// skipped (skipped_quota) rather than sent to fail; each send and its
@@ -82,6 +87,12 @@ type Target struct {
 // holding "reasoning".
 func (t *Target) Reasons() bool {
 	return t.Reasoning || slices.Contains(t.Offers, "reasoning")
+}
+
+// states reports whether t states word, a route's requirement: among its
+// Terms, or among the capabilities it Offers.
+func (t *Target) states(word string) bool {
+	return slices.Contains(t.Terms, word) || slices.Contains(t.Offers, word)
 }
 
 // ID returns "provider/model", the target's address and health key.
@@ -160,9 +171,10 @@ type Route struct {
 	// as the target's failure. Zero or negative means none: once output
 	// flows, only IdleTimeout ends a healthy answer.
 	MaxDuration time.Duration
-	// Requires names what every target of the route must offer (Target
-	// Offers): data terms such as zero_retention, no_training or a
-	// region. A target that does not is skipped (skipped_contract).
+	// Requires names what every target of the route must state: data
+	// terms (Target Terms) such as zero_retention, no_training or a
+	// region, or capabilities it Offers. A target that does not is
+	// skipped (skipped_contract).
 	Requires []string
 	// Buffered holds each stream until it is complete before handing it to
 	// the caller, so a cut or stall mid-answer still fails over invisibly
