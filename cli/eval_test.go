@@ -207,7 +207,7 @@ func TestEvalGate_KeepsAnUnapprovedFallbackOut(t *testing.T) {
 	if n := srv.Stats().Requests("p1", ""); n != 0 {
 		t.Fatalf("the unapproved p1 got %d requests", n)
 	}
-	if !strings.Contains(errOut, "p1/m: not tried: not approved by routes.gated.eval_gate: accuracy 0% (0/18) on suite sums is below 80%") {
+	if !strings.Contains(errOut, "p1/m: not approved by routes.gated.eval_gate: accuracy 0% (0/18) on suite sums is below 80%") {
 		t.Fatalf("the error does not say why the fallback was kept out:\n%s", errOut)
 	}
 	b, err := os.ReadFile(ledgerPath)

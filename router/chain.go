@@ -206,7 +206,7 @@ func skipped(status, reason string) verdict { return verdict{status: status, rea
 // It is the one list of checks: admit records what it says (taking the
 // health store's permits and counting the send in its quotas for its
 // last two checks), next offers policy only what it lets through, and
-// unreached prints it. retry is true for a second send to the same
+// unreached records it for a candidate the walk ended before. retry is true for a second send to the same
 // target: the checks of a turn (the eval gate, a turn already had, a
 // failure of this request, the contract) were made at its first.
 func (w *walk) eligible(t *Target, now time.Time, retry bool) verdict {
@@ -358,18 +358,51 @@ func (w *walk) next(idx int, failed *Target) policy.Next {
 	return policy.Next{}
 }
 
-// unreached says why the walk ended before t: what eligible says of it
-// now (a failure earlier in the request reached its account or endpoint,
-// it is parked, it cannot honour the request, ...), else the reason
-// policy gave to stop.
-func (w *walk) unreached(t *Target) string {
-	if v := w.eligible(t, w.clk.Now(), false); v.status != "" {
-		return v.reason
+// unreached settles t, a candidate the walk ended before (at hop, now),
+// for the final error: when eligible says it would be skipped now (a
+// failure earlier in the request reached its account or endpoint, it is
+// parked, it cannot honour the request, ...) the skip is recorded as any
+// skip is, so that every skip the error names is a ledger line whatever
+// ended the request; else it was not tried, for the reason policy gave to
+// stop.
+func (w *walk) unreached(t *Target, hop int, now time.Time) Candidate {
+	if v := w.eligible(t, now, false); v.status != "" {
+		w.skip(t, v, now, hop)
+		return w.chain.state(t).last
 	}
-	if w.end.why != "" {
-		return w.end.why
+	why := w.end.why
+	if why == "" {
+		why = "the request ended first"
 	}
-	return "the request ended first"
+	return Candidate{Reason: classify.OneLine("not tried: " + why)}
+}
+
+// passHop is the hop the chain's first candidate has in the walk's pass
+// down it: candidate i's is passHop()+i. It is read from the last
+// attempt recorded, 0 before any.
+func (w *walk) passHop() int {
+	if n := len(w.attempts); n > 0 {
+		last := w.attempts[n-1]
+		for i, t := range w.chain.cands {
+			if t == last.Target {
+				return last.Hop - i
+			}
+		}
+	}
+	return w.count.hops
+}
+
+// unservable reports whether no candidate could ever serve the request
+// as it is: each one's last word is a skip for what it cannot honour
+// (skipped_contract), none a park, a spent quota or a failure, which
+// pass.
+func (c *chain) unservable() bool {
+	for i := range c.cs {
+		if s := &c.cs[i]; !s.has || s.last.Status != ledger.StatusSkippedContract {
+			return false
+		}
+	}
+	return len(c.cs) > 0
 }
 
 // endpointName is t's endpoint for messages: its host, or its provider.

@@ -27,8 +27,8 @@ func (stubClient) Stream(context.Context, *llm.Request) (llm.Stream, error) {
 
 // Every check of eligibility is one check: for a candidate each one
 // excludes, admit records the skip eligible names, next never offers it
-// to policy as the candidate to move to, and unreached prints the same
-// reason. The head (p1/m) has just failed; the candidate after it (b) is
+// to policy as the candidate to move to, and unreached (the walk ended
+// before it) records the same skip for the final error. The head (p1/m) has just failed; the candidate after it (b) is
 // the only one that could follow. It is long by its table, one row per
 // check.
 func TestEligible_AdmitNextAndUnreachedAgree(t *testing.T) {
@@ -120,9 +120,17 @@ func TestEligible_AdmitNextAndUnreachedAgree(t *testing.T) {
 			if n := w.next(0, head); n.Exists != (tt.status == "") {
 				t.Errorf("next offers policy a candidate: %v; eligible says %q", n.Exists, v.status)
 			}
-			if got, want := w.unreached(b), v.reason; tt.status != "" && got != want {
-				t.Errorf("unreached = %q, eligible says %q", got, want)
+			// The walk ends before b: the error names the skip eligible
+			// says, and the ledger has its line.
+			if cd := w.unreached(b, 1, clk.Now()); cd.Status != tt.status || tt.status != "" && cd.Reason != v.reason {
+				t.Errorf("unreached = %q %q, eligible says %q %q", cd.Status, cd.Reason, v.status, v.reason)
 			}
+			if recs := mem.Records(); len(recs) != 0 && (tt.status == "" || len(recs) != 1 || recs[0].Status != v.status ||
+				recs[0].Reason != v.reason || recs[0].Hop != 1) || len(recs) == 0 && tt.status != "" {
+				t.Errorf("unreached recorded %+v, eligible says %q %q at hop 1", recs, v.status, v.reason)
+			}
+			mem = &ledger.Memory{}
+			r.Ledger = mem
 			if _, skip := w.admit(b, false); skip != (tt.status != "") {
 				t.Fatalf("admit skips: %v; eligible says %q", skip, v.status)
 			}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/detourhq/detour/llm"
 	"github.com/detourhq/detour/router"
+	sim "github.com/detourhq/detour/simulate"
 )
 
 // A target that declares what it offers is skipped for a capability it
@@ -95,5 +97,66 @@ func TestContract_Sizes(t *testing.T) {
 	}
 	if n := h.srv.Stats().Requests("p1", ""); n != 0 {
 		t.Errorf("p1 got %d sends", n)
+	}
+}
+
+// Every skip is a ledger line, whatever ended the request: the skips of
+// the candidates after a head that failed closed, after a head that left
+// none to move to, and of a request whose caller left before any send,
+// each with its hop, and the same as the final error names.
+func TestContract_EverySkipIsALedgerLine(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		fault   *sim.Fault // the head's answer; nil: the caller left first
+		wantErr error
+		want    string
+	}{
+		{name: "the head fails closed", fault: &sim.Fault{Kind: sim.BadRequest}, wantErr: router.ErrFailClosed,
+			want: "p1/m http_400 fail,p2/m skipped_contract skip,p3/m skipped_parked skip"},
+		{name: "the head walls and none is left to move to", fault: &sim.Fault{Kind: sim.NoCredits}, wantErr: router.ErrAllFailed,
+			want: "p1/m http_402 fail,p2/m skipped_contract skip,p3/m skipped_parked skip"},
+		{name: "the caller left before any send", wantErr: router.ErrCanceled,
+			want: "p2/m skipped_contract skip,p3/m skipped_parked skip"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, route := newHarness(t, spec{provider: "p1", model: "m"}, spec{provider: "p2", model: "m"}, spec{provider: "p3", model: "m"})
+			route.Chain[1].Offers = []string{"images"}
+			h.health.Park("p3/m", epoch.Add(time.Hour), "429 rate limited", epoch)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.fault != nil {
+				h.script("p1", "m", *tt.fault)
+			} else {
+				cancel()
+			}
+			req := prompt("weather?")
+			req.Tools = []llm.Tool{{Name: "weather", Parameters: json.RawMessage(`{"type":"object"}`)}}
+			_, err := h.router.Complete(ctx, route, req, router.Options{})
+			var re *router.Error
+			if !errors.Is(err, tt.wantErr) || !errors.As(err, &re) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			if got := rowWords(h.rows()); got != tt.want {
+				t.Errorf("ledger %s\nwant   %s", got, tt.want)
+			}
+			recs := h.ledger.Records()
+			for _, c := range re.Candidates {
+				if !strings.HasPrefix(c.Status, "skipped") {
+					continue
+				}
+				found := false
+				for _, r := range recs {
+					found = found || r.Provider+"/"+r.Model == c.Target && r.Status == c.Status && r.Reason == c.Reason
+				}
+				if !found {
+					t.Errorf("the error names %s %s (%s), the ledger has no such line", c.Target, c.Status, c.Reason)
+				}
+			}
+			for _, r := range recs {
+				if want := map[string]int{"p1": 0, "p2": 1, "p3": 2}[r.Provider]; r.Hop != want {
+					t.Errorf("%s/%s at hop %d, want %d", r.Provider, r.Model, r.Hop, want)
+				}
+			}
+		})
 	}
 }

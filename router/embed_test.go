@@ -99,10 +99,11 @@ func TestRouter_EmbedFaultTable(t *testing.T) {
 			answer: "beta/emb-small",
 		},
 		{
-			name:    "with only another family left the request fails, whatever the route allows",
-			chain:   []spec{a, c},
-			faults:  map[string][]sim.Fault{"alpha/emb-small": {f(sim.NoCredits)}},
-			want:    []row{{"alpha/emb-small", "http_402", "wall", "fail", 0}},
+			name:   "with only another family left the request fails, whatever the route allows",
+			chain:  []spec{a, c},
+			faults: map[string][]sim.Fault{"alpha/emb-small": {f(sim.NoCredits)}},
+			want: []row{{"alpha/emb-small", "http_402", "wall", "fail", 0},
+				{"gamma/other-emb", "skipped_contract", "", "skip", 0}},
 			wantErr: router.ErrAllFailed,
 			errReason: map[string]string{
 				"gamma/other-emb": "model family other is not emb, the first candidate's: vectors of different models do not mix",

@@ -135,7 +135,9 @@ func (e *Error) Is(target error) bool { return target == e.sentinel }
 func (e *Error) Unwrap() error { return e.Cause }
 
 // fail builds the final error, listing every candidate in chain order:
-// its last failure, its skip, or why it was never reached.
+// its last failure, its skip, or why it was never reached. A candidate
+// the walk ended before that eligible skips now is recorded as skipped
+// (see unreached): the error names no skip the ledger lacks.
 func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 	c := &w.chain
 	e := &Error{Route: w.route.Name, RequestID: w.ask.id, Kind: kind, Attempts: w.count.sends, Cause: cause,
@@ -145,11 +147,12 @@ func (w *walk) fail(kind classify.Kind, sentinel, cause error) error {
 			e.Phase = w.attempts[i].Phase
 		}
 	}
+	now, hop := w.clk.Now(), w.passHop()
 	for i, t := range c.cands {
 		st := &c.cs[i]
 		cd := st.last
 		if !st.has {
-			cd = Candidate{Reason: classify.OneLine("not tried: " + w.unreached(t))}
+			cd = w.unreached(t, hop+i, now)
 		}
 		cd.Target, cd.Sends = t.ID(), st.sends
 		e.Candidates = append(e.Candidates, cd)

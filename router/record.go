@@ -25,13 +25,11 @@ func (w *walk) attempt(tn *turn) Attempt {
 		Duration: tn.end.Sub(tn.start), ProviderRequestID: tn.rid, Probe: w.probe(tn.t, tn.p)}
 }
 
-// skip records t's skip, decided at now, as v says: a contract skip
-// counts, a park is kept for the final error and its end for the queue.
-func (w *walk) skip(t *Target, v verdict, now time.Time) {
+// skip records t's skip at hop, decided at now, as v says: a park is
+// kept for the final error and its end for the queue.
+func (w *walk) skip(t *Target, v verdict, now time.Time, hop int) {
 	st := w.chain.state(t)
 	switch v.status {
-	case ledger.StatusSkippedContract:
-		w.count.contractSkips++
 	case ledger.StatusSkippedParked:
 		st.parked = v.parked
 		w.chain.resets.parked(v.parked.Until, now)
@@ -43,7 +41,7 @@ func (w *walk) skip(t *Target, v verdict, now time.Time) {
 		}
 	}
 	st.last, st.has = Candidate{Status: v.status, Reason: v.reason}, true
-	w.record(Attempt{Target: t, Hop: w.count.hops, Failover: t != w.chain.cands[0], Status: v.status, Action: policy.Skip,
+	w.record(Attempt{Target: t, Hop: hop, Failover: t != w.chain.cands[0], Status: v.status, Action: policy.Skip,
 		Phase: policy.PhaseNone, Reason: v.reason})
 }
 

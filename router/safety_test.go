@@ -74,9 +74,10 @@ func TestSafety_FaultTable(t *testing.T) {
 				h.script("p1", "m", sim.Fault{Kind: sim.ServerError}, sim.Fault{Kind: sim.ServerError})
 				r.Budget = policy.Budget{MaxPerTarget: 1}
 			},
-			prompt:  long,
-			want:    []srow{{"p1/m", "http_500", "fail", "500"}},
-			wantErr: router.ErrAllFailed, errText: "p2/small: not tried: cannot honour about 1681 input tokens (its context is 100; routes.test.adapt would shorten",
+			prompt: long,
+			want: []srow{{"p1/m", "http_500", "fail", "500"},
+				{"p2/small", "skipped_contract", "skip", "about 1681 input tokens (its context is 100"}},
+			wantErr: router.ErrAllFailed, errText: "p2/small: cannot honour about 1681 input tokens (its context is 100; routes.test.adapt would shorten",
 		},
 		{
 			name: "a history too long for the fallback, adaptation declared: the fallback gets the last turns", chain: []spec{p1, mid},
@@ -96,9 +97,10 @@ func TestSafety_FaultTable(t *testing.T) {
 				r.Budget = policy.Budget{MaxPerTarget: 1}
 				r.Adapt = &fit.Adaptation{KeepLastTurns: 2}
 			},
-			prompt:  long,
-			want:    []srow{{"p1/m", "http_500", "fail", "500"}},
-			wantErr: router.ErrAllFailed, errText: "p2/small: not tried: cannot honour about 1681 input tokens even adapted by routes.test.adapt (its context is 100)",
+			prompt: long,
+			want: []srow{{"p1/m", "http_500", "fail", "500"},
+				{"p2/small", "skipped_contract", "skip", "even adapted by routes.test.adapt"}},
+			wantErr: router.ErrAllFailed, errText: "p2/small: cannot honour about 1681 input tokens even adapted by routes.test.adapt (its context is 100)",
 		},
 		{
 			name: "a fallback over the extra-cost ceiling is skipped; a cheaper one answers", chain: []spec{p1, p2, p3},

@@ -128,8 +128,9 @@ func TestRouter_FaultTable(t *testing.T) {
 			name: "context overflow fails closed when every later window is declared no larger",
 			chain: []spec{{provider: "alpha", model: "small", context: 8192}, {provider: "beta", model: "same", context: 8192},
 				{provider: "gamma", model: "smaller", context: 4096}},
-			faults:  map[string][]sim.Fault{"alpha": {f(sim.ContextOverflow)}},
-			want:    []row{{"alpha/small", "http_400", "context_overflow", "fail", 0}},
+			faults: map[string][]sim.Fault{"alpha": {f(sim.ContextOverflow)}},
+			want: []row{{"alpha/small", "http_400", "context_overflow", "fail", 0},
+				{"beta/same", "skipped_contract", "", "skip", 0}, {"gamma/smaller", "skipped_contract", "", "skip", 0}},
 			wantErr: router.ErrFailClosed,
 		},
 		{

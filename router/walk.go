@@ -64,9 +64,6 @@ type counters struct {
 	unknownHops int
 	// spentExtra is the USD the request added beyond its first candidate.
 	spentExtra float64
-	// contractSkips counts the candidates that could not honour the
-	// request.
-	contractSkips int
 }
 
 // ending is how a walk came to stop short of an answer.
@@ -149,9 +146,12 @@ func (w *walk) queue(ctx context.Context) (bool, error) {
 //
 //go:noinline
 func (w *walk) failAll() error {
-	if w.count.sends == 0 && w.count.contractSkips > 0 {
-		// No candidate could honour the request: it fails closed, as an
-		// invalid one does, naming what none can carry.
+	if w.count.sends == 0 && w.chain.unservable() {
+		// No candidate could ever honour the request: it fails closed, as
+		// an invalid one does, naming what none can carry. One that could
+		// but is parked (or out of quota, or failed) leaves the request
+		// exhausted instead, whichever candidate that is: the status does
+		// not depend on which one happened to be parked.
 		return w.fail(classify.Invalid, ErrFailClosed, ErrUnsupported)
 	}
 	return w.fail(w.lastKind(), ErrAllFailed, w.end.err)
@@ -190,7 +190,7 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 			v = w.parkedVerdict(t, parked, now)
 		}
 	}
-	w.skip(t, v, now)
+	w.skip(t, v, now, w.count.hops)
 	return permits{}, true
 }
 
