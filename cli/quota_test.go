@@ -159,3 +159,62 @@ func TestServe_ThreeReplicasShareOneQuota(t *testing.T) {
 		t.Fatalf("%d requests failed, p1/m got %d sends: want none failed and at most %d", failed.Load(), p1, rpm)
 	}
 }
+
+// report, given the config, shows each declared limit beside the busiest
+// window of its length in the ledger, and the sends skipped at it.
+func TestReport_ShowsUseAgainstEachDeclaredLimit(t *testing.T) {
+	_, vars := quotaConfig(t, 2, "")
+	for i := range 3 {
+		if code, _, errOut := run(t, vars, "", "ask", "hi"); code != ExitOK {
+			t.Fatalf("ask %d: exit %d\n%s", i, code, errOut)
+		}
+	}
+	code, out, errOut := run(t, vars, "", "report")
+	if code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"declared quotas", "targets.p1/m.limits (p1/m)",
+		"rpm  2 requests: busiest minute 2 (100%) from ", "; 1 send(s) skipped at the limit"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, vars, "", "report", "--json")
+	var r struct {
+		QuotaPeaks []struct {
+			Key, Window string
+			Requests    int
+		} `json:"quota_peaks"`
+		Targets []struct {
+			Target     string
+			QuotaSkips []struct {
+				Window      string
+				Limit, Used int
+				Skips       int
+			} `json:"quota_skips"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != ExitOK || err != nil {
+		t.Fatalf("report --json: exit %d, %v\n%s", code, err, out)
+	}
+	if len(r.QuotaPeaks) == 0 || r.QuotaPeaks[0].Window != "minute" || r.QuotaPeaks[0].Requests != 2 {
+		t.Errorf("quota_peaks %+v: want p1/m's busiest minute at 2 sends", r.QuotaPeaks)
+	}
+	var skips int
+	for _, tg := range r.Targets {
+		for _, q := range tg.QuotaSkips {
+			if tg.Target == "p1/m" && q.Window == "rpm" && q.Limit == 2 && q.Used == 2 {
+				skips += q.Skips
+			}
+		}
+	}
+	if skips != 1 {
+		t.Errorf("quota_skips of p1/m: %d skips at rpm 2 of 2, want 1\n%s", skips, out)
+	}
+	// Without the config, the ledger's own word stays: no declared quotas.
+	delete(vars, "DETOUR_CONFIG")
+	vars["DETOUR_CONFIG"] = filepath.Join(t.TempDir(), "none.yaml")
+	if _, out, _ = run(t, vars, "", "report", vars["DETOUR_LEDGER"]); strings.Contains(out, "declared quotas") {
+		t.Errorf("report with no config shows declared quotas:\n%s", out)
+	}
+}

@@ -30,6 +30,7 @@ type reportFlags struct {
 	by, html                      string
 	quiet                         bool
 	top                           int
+	config                        string // the global --config: its declared quotas are measured
 }
 
 func newReport(env Env) *cobra.Command {
@@ -82,6 +83,14 @@ days is a config problem, not an incident). A line that cannot be read
 (torn by a crash, not a record) is skipped and counted at the end, never
 fatal.
 
+With a config (--config, $DETOUR_CONFIG or ./detour.yaml) that declares
+quotas (limits: {rpm: ..., tpd: ...}), a last section sets each declared
+limit beside the busiest window of its length in the lines read (windows
+placed as the router places them: from the first send after the last
+ended; tokens as billed), and the sends the router skipped at it
+(skipped_quota). No config, no such section: the ledger alone cannot
+know a limit never reached.
+
 --by hour|day prints one row per hour or per day (UTC) instead of one per
 target: the bucket's calls, answers (OK), reachability, skips, cost and
 failures by kind (wall, transient, ...), for every target the filters keep;
@@ -92,7 +101,8 @@ probe_failed) are counted apart, never as calls.
 "unreadable_at", "lines", "matched", "routes", "top", "folded"} with
 snake_case keys ("folded" says, per kind, what its "other" row holds; each
 target also has failures_by_scope, failovers_in, failovers_out, degraded,
-probes and latest_failures; each wall its upstream_request_id);
+probes, latest_failures and quota_skips; each wall its upstream_request_id;
+"quota_peaks" the busiest window of each declared quota);
 "routes" says, per route, how many answers came at each hop and from which
 target (the chain the route actually used). With --by it adds
 "bucket_seconds" and "series": per bucket its totals, then "providers" and
@@ -122,6 +132,7 @@ nothing.`,
   detour report --html report.html -q 'ledger-*.jsonl.gz'
   zcat old.jsonl.gz | detour report --by hour --csv -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.config, _ = cmd.Flags().GetString("config")
 			return runReport(env, f, args)
 		},
 	}
@@ -189,7 +200,11 @@ func runReport(env Env, fl reportFlags, args []string) error {
 			srcs[i] = report.Source{Name: "stdin", R: env.Stdin}
 		}
 	}
-	s, err := report.Read(srcs, report.Options{Filter: filter, Top: fl.top})
+	quotas, qerr := declaredQuotas(env, fl.config)
+	if qerr != nil && fl.config != "" {
+		fmt.Fprintf(env.Stderr, "report: declared quotas left out: %v\n", qerr)
+	}
+	s, err := report.Read(srcs, report.Options{Filter: filter, Top: fl.top, Quotas: quotaWatches(quotas)})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return withCode(ExitUsage, fmt.Errorf("report: %w", err))
@@ -222,6 +237,7 @@ func runReport(env Env, fl reportFlags, args []string) error {
 		return nil
 	}
 	printReport(env.Stdout, r, paths)
+	printQuotaUse(env.Stdout, r, quotas)
 	return nil
 }
 

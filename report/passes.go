@@ -53,6 +53,9 @@ type Options struct {
 	// command's default). 0 keeps all apart, in memory that grows with
 	// them.
 	Top int
+	// Quotas are the declared quotas to measure use against (see
+	// QuotaPeak); none when empty.
+	Quotas []QuotaWatch
 	// TempDir holds the copy of a stream a later pass reads again; ""
 	// is os.TempDir().
 	TempDir string
@@ -77,6 +80,9 @@ type Options struct {
 func Read(srcs []Source, o Options) (*Summary, error) {
 	s := NewSummary()
 	s.top = o.Top
+	if len(o.Quotas) > 0 {
+		s.WatchQuotas(o.Quotas)
+	}
 	s.targets.limit, s.providers.limit, s.routes.limit = o.Top, o.Top, o.Top
 	s.sketching = o.Top > 0
 	s.sketchKeys = cmp.Or(o.sketchKeys, max(sketchKeys, 16*o.Top))
@@ -119,6 +125,9 @@ func Read(srcs []Source, o Options) (*Summary, error) {
 	}
 	f := NewSummary()
 	f.top = o.Top
+	if len(o.Quotas) > 0 {
+		f.WatchQuotas(o.Quotas)
+	}
 	var kt []targetKey
 	var kp, kr []string
 	kt, f.plan[kindTargets] = choose(&c.targets, s.sk.targets, o.Top, compareTargets)

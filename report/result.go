@@ -75,6 +75,9 @@ type Target struct {
 	// upstream_request_id), the one its support desk asks for first;
 	// latest first. Empty for the "other" row.
 	LatestFailures []FailureID `json:"latest_failures"`
+	// QuotaSkips are the declared limits its skipped_quota lines name,
+	// with the most the router counted of each; empty when none.
+	QuotaSkips []QuotaSkip `json:"quota_skips"`
 	// First and Last are the times of the target's first and last lines.
 	First time.Time `json:"first"`
 	Last  time.Time `json:"last"`
@@ -135,6 +138,9 @@ type Report struct {
 	// Walls, by start time: those of the targets kept apart (a target
 	// folded into "other" has no wall listed).
 	Walls []Wall `json:"walls"`
+	// QuotaPeaks are the busiest windows of the declared quotas watched
+	// (Options.Quotas), each window length of each quota that saw a send.
+	QuotaPeaks []QuotaPeak `json:"quota_peaks"`
 	// UnreadableLines counts lines skipped because they could not be read;
 	// UnreadableAt names the first few (file:line).
 	UnreadableLines int      `json:"unreadable_lines"`
@@ -225,7 +231,7 @@ func round3(n int) int {
 // Report returns what s has counted so far. s can keep accumulating after.
 func (s *Summary) Report() Report {
 	nm := s.namer()
-	r := Report{Targets: []Target{}, Walls: []Wall{},
+	r := Report{Targets: []Target{}, Walls: []Wall{}, QuotaPeaks: s.quotaPeaks(),
 		UnreadableLines: s.unreadable, UnreadableAt: append([]string{}, s.where...), StatusAlone: s.statusAlone,
 		Lines: s.lines, Matched: s.matched, Routes: s.series.routeUse(nm), Top: s.top, Folded: nm.folded}
 	for id, t := range s.accs {
@@ -272,7 +278,7 @@ func (t *targetAcc) row(name, provider, model string) Target {
 		FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
 		FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
 		TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
-		First: t.first, Last: t.latest, LatestFailures: []FailureID{}}
+		First: t.first, Last: t.latest, LatestFailures: []FailureID{}, QuotaSkips: append([]QuotaSkip{}, t.quotaSkips...)}
 	for _, f := range t.ids {
 		o.LatestFailures = append(o.LatestFailures, f)
 	}

@@ -94,6 +94,7 @@ type targetAcc struct {
 	latency       Histogram
 	walls         *wallTrack           // nil until its first wall; never for "other"
 	ids           map[string]FailureID // by kind: the latest failure with the provider's request id
+	quotaSkips    []QuotaSkip          // the declared limits its skipped_quota lines name
 	first, latest time.Time
 }
 
@@ -107,6 +108,8 @@ type targetAcc struct {
 // merges many files so); lines of one file given after another's are
 // placed as well as they can be, never with a negative duration.
 type Summary struct {
+	quotas     []*quotaTrack            // the declared quotas watched (WatchQuotas)
+	quotaOf    map[string][]*quotaTrack // by target: the quotas its sends count toward
 	lines      int
 	matched    int
 	unreadable int
@@ -226,6 +229,9 @@ func (s *Summary) Add(rec *ledger.Record) {
 		return
 	}
 	s.clock.see(rec)
+	if s.quotaOf != nil {
+		s.addQuotaUse(rec)
+	}
 	s.series.add(rec, ti, pi, ri)
 	if rec.Hop == 0 && rec.Route != "" && ri != otherID && !strings.HasPrefix(rec.Status, "probe_") {
 		if s.heads == nil {
@@ -265,6 +271,9 @@ func (s *Summary) Add(rec *ledger.Record) {
 		return
 	case strings.HasPrefix(st, "skipped_"):
 		addCount(&t.skips, st, 1)
+		if st == ledger.StatusSkippedQuota {
+			t.noteQuotaSkip(rec.Reason)
+		}
 		if st == ledger.StatusSkippedQuota && ti != otherID {
 			// A wall seen coming: no failure, a quota spent.
 			t.track().addMark(rec, true, s.clock.settled())
