@@ -101,7 +101,8 @@ probe_failed) are counted apart, never as calls.
 "unreadable_at", "lines", "matched", "routes", "top", "folded"} with
 snake_case keys ("folded" says, per kind, what its "other" row holds; each
 target also has failures_by_scope, failovers_in, failovers_out, degraded,
-probes, latest_failures and quota_skips; each wall its upstream_request_id;
+probes, latest_failures, quota_skips, tokens_cache_read, tokens_cache_write
+and cache_hit_pct; each wall its upstream_request_id;
 "quota_peaks" the busiest window of each declared quota);
 "routes" says, per route, how many answers came at each hop and from which
 target (the chain the route actually used). With --by it adds
@@ -385,6 +386,7 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 			fmt.Fprint(w, note)
 		}
 		printFailures(w, r, col)
+		printCache(w, r, col)
 	}
 	if len(r.Walls) > 0 {
 		fmt.Fprintln(w, "\nwalls (first wall failure, or quota skip when seen coming → next answer):")
@@ -562,7 +564,8 @@ func writeReportCSV(w io.Writer, r report.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"target", "provider", "model", "calls", "answers", "failures", "skips",
 		"reachability_pct", "p50_seconds", "p95_seconds", "tokens_in", "tokens_out", "cost_usd", "top_failures",
-		"failovers_in", "failovers_out", "degraded", "probes", "probes_failed", "latest_failures"})
+		"failovers_in", "failovers_out", "degraded", "probes", "probes_failed", "latest_failures",
+		"tokens_cache_read", "tokens_cache_write", "cache_hit_pct"})
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
@@ -586,7 +589,8 @@ func writeReportCSV(w io.Writer, r report.Report) error {
 			opt(t.P95Seconds), strconv.FormatInt(t.TokensIn, 10), strconv.FormatInt(t.TokensOut, 10),
 			strconv.FormatFloat(t.CostUSD, 'f', -1, 64), strings.Join(top, " "),
 			strconv.Itoa(t.FailoversIn), strconv.Itoa(t.FailoversOut), strconv.Itoa(t.Degraded), strconv.Itoa(t.Probes), strconv.Itoa(t.ProbesFailed),
-			strings.Join(ids, " ")})
+			strings.Join(ids, " "), strconv.FormatInt(t.TokensCacheRead, 10), strconv.FormatInt(t.TokensCacheWrite, 10),
+			opt(t.CacheHitPct)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -631,4 +635,22 @@ func usd(v float64) string {
 		return fmt.Sprintf("$%.2f", v)
 	}
 	return fmt.Sprintf("$%.0f", v)
+}
+
+// printCache says, for each target whose provider reported its prompt
+// cache, how much of the input the cache served and how much was written
+// to it.
+func printCache(w io.Writer, r report.Report, col int) {
+	head := "\nprompt cache (input tokens the provider's cache served, of all input):"
+	for _, t := range r.Targets {
+		if t.TokensCacheRead == 0 && t.TokensCacheWrite == 0 || t.CacheHitPct == nil {
+			continue
+		}
+		if head != "" {
+			fmt.Fprintln(w, head)
+			head = ""
+		}
+		named(w, "  ", t.Target, col, fmt.Sprintf("  %.1f%% read from the cache (%s of %s), %s written",
+			*t.CacheHitPct, tokens(t.TokensCacheRead), tokens(t.TokensIn), tokens(t.TokensCacheWrite)))
+	}
 }

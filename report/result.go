@@ -68,6 +68,13 @@ type Target struct {
 	// TokensIn and TokensOut are the tokens reported, failures included.
 	TokensIn  int64 `json:"tokens_in"`
 	TokensOut int64 `json:"tokens_out"`
+	// TokensCacheRead and TokensCacheWrite are the input tokens the
+	// provider's prompt cache served, and those written to it (counted in
+	// TokensIn too); CacheHitPct is 100*TokensCacheRead/TokensIn, null
+	// when no input was reported.
+	TokensCacheRead  int64    `json:"tokens_cache_read"`
+	TokensCacheWrite int64    `json:"tokens_cache_write"`
+	CacheHitPct      *float64 `json:"cache_hit_pct"`
 	// CostUSD is the summed cost in USD.
 	CostUSD float64 `json:"cost_usd"`
 	// LatestFailures holds, per failure kind, the latest failure the
@@ -277,8 +284,9 @@ func (t *targetAcc) row(name, provider, model string) Target {
 		Calls: t.calls, Answers: t.answers, Failures: t.calls - t.answers, LastResort: t.lastResort,
 		FailuresByStatus: sorted(t.failures), SkipsByStatus: sorted(t.skips), FailuresByScope: scopeCounts(t.scopes),
 		FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
-		TokensIn: t.tokensIn, TokensOut: t.tokensOut, CostUSD: math.Round(t.cost*1e6) / 1e6,
-		First: t.first, Last: t.latest, LatestFailures: []FailureID{}, QuotaSkips: append([]QuotaSkip{}, t.quotaSkips...)}
+		TokensIn: t.tokensIn, TokensOut: t.tokensOut, TokensCacheRead: t.cacheRead, TokensCacheWrite: t.cacheWrite,
+		CostUSD: math.Round(t.cost*1e6) / 1e6,
+		First:   t.first, Last: t.latest, LatestFailures: []FailureID{}, QuotaSkips: append([]QuotaSkip{}, t.quotaSkips...)}
 	for _, f := range t.ids {
 		o.LatestFailures = append(o.LatestFailures, f)
 	}
@@ -291,6 +299,10 @@ func (t *targetAcc) row(name, provider, model string) Target {
 	})
 	for _, c := range o.SkipsByStatus {
 		o.Skips += c.N
+	}
+	if t.tokensIn > 0 {
+		p := math.Round(1000*float64(t.cacheRead)/float64(t.tokensIn)) / 10
+		o.CacheHitPct = &p
 	}
 	if att := t.calls - t.stalled; att > 0 {
 		p := math.Round(1000*float64(t.answers)/float64(att)) / 10

@@ -90,6 +90,8 @@ type targetAcc struct {
 	degraded      int
 	tokensIn      int64
 	tokensOut     int64
+	cacheRead     int64 // input tokens the provider's prompt cache served
+	cacheWrite    int64 // input tokens written to it
 	cost          float64
 	latency       Histogram
 	walls         *wallTrack           // nil until its first wall; never for "other"
@@ -253,6 +255,8 @@ func (s *Summary) Add(rec *ledger.Record) {
 	}
 	t.tokensIn += int64(rec.TokensIn)
 	t.tokensOut += int64(rec.TokensOut)
+	t.cacheRead += int64(rec.TokensCacheRead)
+	t.cacheWrite += int64(rec.TokensCacheWrite)
 	t.cost += rec.Cost
 	if rec.Failover && rec.Attempt <= 1 && rec.Status != ledger.StatusLastResort && !strings.HasPrefix(rec.Status, "skipped_") &&
 		!strings.HasPrefix(rec.Status, "probe_") {
