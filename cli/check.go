@@ -60,6 +60,9 @@ type checkTarget struct {
 	Pool   string `json:"pool"`
 	Key    string `json:"key"`
 	KeyEnv string `json:"key_env,omitempty"`
+	// Group says, for a member of a group of equals, which group (counted
+	// from 1 in the chain) and how it picks: "group 1, least_busy".
+	Group string `json:"group,omitempty"`
 }
 
 type checkReport struct {
@@ -451,10 +454,18 @@ func routeReport(name string, r *router.Route, cr config.Route, keys map[string]
 	if r.FailClosedOn == nil {
 		out.FailClosedOn = []string{"invalid", "policy"}
 	}
+	groups := map[*router.Group]int{}
 	for i := range r.Chain {
 		t := &r.Chain[i]
 		k := keys[t.ID()]
-		out.Chain = append(out.Chain, checkTarget{Target: t.ID(), Pool: t.Pool, Key: k.String(), KeyEnv: k.KeyEnv})
+		ct := checkTarget{Target: t.ID(), Pool: t.Pool, Key: k.String(), KeyEnv: k.KeyEnv}
+		if g := t.Group; g != nil {
+			if groups[g] == 0 {
+				groups[g] = len(groups) + 1
+			}
+			ct.Group = fmt.Sprintf("group %d, %s", groups[g], g.Pick)
+		}
+		out.Chain = append(out.Chain, ct)
 	}
 	return out
 }
@@ -527,7 +538,11 @@ func printCheck(env Env, rep checkReport) {
 			t.Deadline, t.Reserve, t.MaxRetryWait, t.Header, t.FirstToken, t.Idle, t.MaxDuration, buf)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, t := range r.Chain {
-			fmt.Fprintf(tw, "  %d.\t%s\tpool %s\tkey %s\n", i+1, t.Target, t.Pool, t.Key)
+			group := ""
+			if t.Group != "" {
+				group = "\t" + t.Group
+			}
+			fmt.Fprintf(tw, "  %d.\t%s\tpool %s\tkey %s%s\n", i+1, t.Target, t.Pool, t.Key, group)
 		}
 		tw.Flush()
 	}

@@ -138,11 +138,20 @@ func (b *builder) route(r Route) (*router.Route, error) {
 		}
 		out.Approve = approve
 	}
-	for _, addr := range r.Chain {
+	groups := make([]*router.Group, len(r.Groups))
+	for i, g := range r.Groups {
+		groups[i] = &router.Group{Pick: g.Pick, Weights: g.Weights, Affinity: g.Affinity}
+	}
+	for i, addr := range r.Chain {
 		t, err := b.target(addr)
 		if err != nil {
 			errs = appendErr(errs, err)
 			continue
+		}
+		for k, g := range r.Groups {
+			if i >= g.Start && i < g.End {
+				t.Group = groups[k]
+			}
 		}
 		out.Chain = append(out.Chain, t)
 	}

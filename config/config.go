@@ -185,6 +185,9 @@ type Route struct {
 	Name string
 	// Chain lists target addresses ("provider/model") in the order tried.
 	Chain []string
+	// Groups are the groups of equals in Chain (a chain entry
+	// "- group: [...]"), in chain order; their members are in Chain.
+	Groups []ChainGroup
 	// Embeddings marks a route for embeddings (embeddings: true in the
 	// file): its chain must hold one model family, since vectors of
 	// different models do not mix, and a config whose chain mixes

@@ -281,7 +281,11 @@ func (d *decoder) routes(n ast.Node) {
 			r.Chain = make([]string, 0, len(items))
 			for i, it := range items {
 				ip := index(fp, i)
-				d.c.pos[ip] = startPos(it)
+				if d.isMappingNode(it) {
+					d.chainGroup(&r, it, ip, fp)
+					continue
+				}
+				d.c.pos[index(fp, len(r.Chain))] = startPos(it)
 				s, _ := d.str(it, ip)
 				r.Chain = append(r.Chain, s)
 			}

@@ -78,6 +78,10 @@ func appendLine(b []byte, r *Record) ([]byte, error) {
 		b = append(b, `,"upstream_request_id":`...)
 		b = jsonw.String(b, r.ProviderRequestID)
 	}
+	if r.Pick != "" {
+		b = append(b, `,"pick":`...)
+		b = jsonw.String(b, r.Pick)
+	}
 	if len(r.Dropped) > 0 {
 		b = append(b, `,"dropped":`...)
 		b = jsonw.Strings(b, r.Dropped)

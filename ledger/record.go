@@ -148,6 +148,11 @@ type Record struct {
 	// printable ASCII bytes; omitted when the attempt got no response or
 	// the provider named none.
 	ProviderRequestID string `json:"upstream_request_id,omitempty"`
+	// Pick says, on a line of a member of a group of equals, why the
+	// group put it where it was ("least_busy: 0 in flight", "most_room:
+	// 80% of its quota left", "weighted: weight 3", "affinity: ...");
+	// omitted outside a group.
+	Pick string `json:"pick,omitempty"`
 	// Dropped names what the request carried that this target went
 	// without (a cross-dialect hop that left out safe fields), and the
 	// events of its streamed answer it left out as unreadable ("1

@@ -17,7 +17,7 @@ var allowedFields = []string{
 	"failover", "status", "kind", "scope", "action", "phase", "dropped", "tokens_in", "tokens_out",
 	"tokens_cache_read", "tokens_cache_write",
 	"seconds", "wait_seconds", "retry_after_s", "cost", "reason", "degraded",
-	"upstream_request_id",
+	"upstream_request_id", "pick",
 }
 
 // filled returns a Record with every field set to a non-zero value, found by

@@ -74,6 +74,7 @@ const (
 	fieldCost
 	fieldReason
 	fieldUpstreamRequestID
+	fieldPick
 	fieldDropped
 	fieldDegraded
 	fieldCount
@@ -85,7 +86,7 @@ var fieldNames = [fieldCount]string{
 	"time", "request_id", "route", "provider", "model", "hop", "attempt", "failover",
 	"status", "kind", "scope", "action", "phase", "tokens_in", "tokens_out",
 	"tokens_cache_read", "tokens_cache_write", "seconds", "wait_seconds",
-	"retry_after_s", "cost", "reason", "upstream_request_id", "dropped", "degraded",
+	"retry_after_s", "cost", "reason", "upstream_request_id", "pick", "dropped", "degraded",
 }
 
 // quotedNames are fieldNames as keys are written: `"time":`.
@@ -349,6 +350,8 @@ func (s *lineScanner) field(f int, rec *ledger.Record) bool {
 		return s.str(&rec.Reason, fieldReason)
 	case fieldUpstreamRequestID:
 		return s.str(&rec.ProviderRequestID, fieldUpstreamRequestID)
+	case fieldPick:
+		return s.str(&rec.Pick, fieldPick)
 	case fieldDropped:
 		return s.strings(&rec.Dropped)
 	case fieldDegraded:

@@ -35,6 +35,9 @@ type cand struct {
 	// it is never sent to again in this request, a queue's new pass
 	// included.
 	overflowed bool
+	// pick says why a group member came where it did in its group
+	// (pickGroup); "" outside a group.
+	pick string
 }
 
 // chain is a walk's candidates, in the order tried, and what the walk

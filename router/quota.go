@@ -263,6 +263,9 @@ func (w *walk) takeQuota(t *Target, req *llm.Request, now time.Time) (verdict, *
 // nothing gives its reservations back. Once per send.
 func (w *walk) used(p permits, u llm.Usage) {
 	w.settleSpend(p.spend, u)
+	if p.busy != "" {
+		_, _ = w.r.records().Add(p.busy, -1, busyTTL) // a lost add reads as busy until busyTTL
+	}
 	if p.quota == nil {
 		return
 	}

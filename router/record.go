@@ -52,6 +52,9 @@ func (w *walk) record(a Attempt) {
 		a.Start = now // a skip or a last resort: no time passes
 	}
 	a.RequestID = w.ask.id
+	if a.Pick == "" && a.Target.Group != nil {
+		a.Pick = w.chain.state(a.Target).pick
+	}
 	w.attempts = append(w.attempts, a)
 	rec := ledger.Record{
 		Time: a.Start, RequestID: w.ask.id, Route: w.route.Name,
@@ -61,7 +64,7 @@ func (w *walk) record(a Attempt) {
 		TokensIn: a.Usage.InputTokens, TokensOut: a.Usage.OutputTokens,
 		TokensCacheRead: a.Usage.CacheReadTokens, TokensCacheWrite: a.Usage.CacheWriteTokens,
 		Seconds: a.Duration.Seconds(), WaitSeconds: a.Wait.Seconds(),
-		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped, ProviderRequestID: a.ProviderRequestID,
+		Cost: a.Cost, Reason: a.Reason, Dropped: a.Dropped, ProviderRequestID: a.ProviderRequestID, Pick: a.Pick,
 		Degraded: a.Degraded && (a.Status == ledger.StatusOK || a.Status == ledger.StatusLastResort),
 	}
 	if a.Probe {

@@ -141,6 +141,10 @@ type Attempt struct {
 	// answer (its x-ratelimit-* or anthropic-ratelimit-* headers); nil
 	// when it said nothing, and on failures and skips.
 	RateLimit *llm.RateLimit
+	// Pick says, for a member of a group of equals, why the group put it
+	// where it was (least busy, most room, weighted, the prompt's cache
+	// affinity); empty outside a group.
+	Pick string
 	// Probe is set on a send made as a probe of a park of its target
 	// (Options.Probe): its ledger record's status is probe_ok or
 	// probe_failed (Status keeps what came back) and its action probe.

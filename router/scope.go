@@ -26,6 +26,9 @@ type permits struct {
 	// spend is what the send holds of the daily ceilings; nil when none
 	// applies.
 	spend *reservation
+	// busy is the records key that counts the send in flight, for a
+	// group that picks the least busy member; "" otherwise.
+	busy string
 }
 
 // allow asks the breaker for all three keys of t, endpoint and account

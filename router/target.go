@@ -66,6 +66,10 @@ type Target struct {
 	// tokens are counted in the health store's records, shared by every
 	// process that uses the store. Nil: none.
 	Quotas []Quota
+	// Group is the group of equals the target is a member of (see Group);
+	// nil when it stands alone. Members of one group are consecutive in
+	// the chain and share the pointer.
+	Group *Group
 	// KeyRateLimits says the provider's rate-limit headers count the key
 	// (every model billed to it), not the model: when they say nothing
 	// is left, the account is parked, not the target alone.

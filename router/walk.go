@@ -89,6 +89,7 @@ type turn struct {
 
 func (w *walk) run(ctx context.Context, req *llm.Request) (*Result, error) {
 	w.ask.req = req
+	w.pickGroups(req)
 	defer w.unhold() // a panic in a send leaves no room of a daily ceiling held
 	c := &w.chain
 	for i := 0; i < len(c.cands); i++ {
@@ -177,10 +178,10 @@ func (w *walk) admit(t *Target, retry bool) (permits, bool) {
 			if q.status == "" {
 				st := w.chain.state(t)
 				st.fitted, st.dropped = v.req, v.dropped
-				p.quota, p.spend = tk, rs
+				p.quota, p.spend, p.busy = tk, rs, w.busy(t)
 				if err != nil {
 					// A health store that cannot answer must not stop traffic.
-					return permits{quota: tk, spend: rs}, false
+					return permits{quota: tk, spend: rs, busy: p.busy}, false
 				}
 				return p, false
 			}
@@ -243,6 +244,9 @@ func (w *walk) succeeded(tn *turn, resp *llm.Response) *Result {
 	res := &Result{RequestID: w.ask.id, Target: t, Dropped: dropped, Phase: policy.PhaseCommitted,
 		Degraded: t.ModelFamily() != w.route.Chain[0].ModelFamily() || len(dropped) > 0}
 	a.Dropped, a.Degraded = dropped, res.Degraded
+	if t.Group != nil {
+		w.served(t, w.ask.req)
+	}
 	return w.sender.answered(w, a, tn.p, resp, res)
 }
 
