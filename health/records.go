@@ -1,6 +1,7 @@
 package health
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -44,9 +45,18 @@ type Records interface {
 	// step, atomic in this process and, for a shared store, across
 	// processes: of reservers racing for the last room under one limit,
 	// only as many as fit get it. An Add of a negative delta gives room
-	// back (a send settling what it reserved to what it cost).
+	// back (a send settling what it reserved to what it cost). A shared
+	// store that cannot reach what it shares reserves nothing and returns
+	// ErrUnreachable.
 	Reserve(key string, amount, limit float64, ttl time.Duration) (sum float64, ok bool, err error)
 }
+
+// ErrUnreachable is Reserve's error from a shared store that cannot reach
+// what it shares (Redis down, a SQLite file given up for memory). It
+// reserves nothing rather than in this process's memory: a reservation
+// held there would be settled in the shared store once it is back, and
+// take from its count what was never added to it.
+var ErrUnreachable = errors.New("health: the shared store cannot be reached")
 
 // ReserveSlack is how far past its limit a Reserve's sum may land and
 // still be within it: sums of decimal amounts are not exact in floating

@@ -129,7 +129,8 @@ if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) 
 return {1, v}
 `)
 
-// Reserve implements health.Records with reserveScript.
+// Reserve implements health.Records with reserveScript. While Redis
+// cannot be used it reserves nothing (health.ErrUnreachable).
 func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (sum float64, ok bool, err error) {
 	if s.recCall(func(ctx context.Context) error {
 		res, err := reserveScript.Run(ctx, s.client, []string{s.recKey(key)}, strconv.FormatFloat(amount, 'g', -1, 64),
@@ -149,5 +150,5 @@ func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (s
 	}) {
 		return sum, ok, nil
 	}
-	return s.local.Reserve(key, amount, limit, ttl)
+	return 0, false, health.ErrUnreachable
 }

@@ -96,7 +96,8 @@ func (s *Store) Add(key string, delta float64, ttl time.Duration) (sum float64, 
 
 // Reserve implements health.Records in one BEGIN IMMEDIATE transaction:
 // the write lock is taken before the sum is read, so no other process on
-// the file reads it between the check and the add.
+// the file reads it between the check and the add. Once the store runs on
+// memory it reserves nothing (health.ErrUnreachable).
 func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (sum float64, ok bool, err error) {
 	return s.add(key, amount, limit, ttl)
 }
@@ -132,11 +133,11 @@ func (s *Store) add(key string, delta, limit float64, ttl time.Duration) (sum fl
 			return putRecord(c, s, key, strconv.AppendFloat(nil, sum, 'g', -1, 64), until)
 		})
 	}); mem != nil {
-		if math.IsInf(limit, 1) {
-			sum, err = s.local.Add(key, delta, ttl)
-			return sum, err == nil, err
+		if !math.IsInf(limit, 1) {
+			return 0, false, health.ErrUnreachable
 		}
-		return s.local.Reserve(key, delta, limit, ttl)
+		sum, err = s.local.Add(key, delta, ttl)
+		return sum, err == nil, err
 	}
 	return sum, ok, nil
 }
