@@ -364,6 +364,8 @@ type brokenRecords struct {
 
 var errUnreachable = errors.New("store unreachable")
 
+func (*brokenRecords) Get(string) ([]byte, bool, error) { return nil, false, errUnreachable }
+
 func (*brokenRecords) Add(string, float64, time.Duration) (float64, error) { return 0, errUnreachable }
 
 func (*brokenRecords) Reserve(string, float64, float64, time.Duration) (float64, bool, error) {

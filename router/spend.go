@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/detourhq/detour/health"
@@ -63,13 +64,27 @@ func (w *walk) overDaily(t *Target, v *verdict, now time.Time) string {
 		return ""
 	}
 	for _, l := range ls {
-		spent, err := w.r.records().Add(dayKey(l.Key, now), 0, spendTTL) // adding nothing reads the counter
+		spent, err := spentToday(w.r.records(), dayKey(l.Key, now))
 		if err != nil || spent+worst <= l.Limit+health.ReserveSlack || w.lower(t, v, l.Limit-spent, "the daily ceiling of "+l.Key) {
 			continue
 		}
 		return dailyWhy(l, spent, worst)
 	}
 	return ""
+}
+
+// spentToday reads the counter under key: a read alone, which takes no
+// write lock of a shared store (a SQLite file's other processes write on).
+func spentToday(rec health.Records, key string) (float64, error) {
+	v, ok, err := rec.Get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return 0, nil // not a number: the next Add starts it again
+	}
+	return f, nil
 }
 
 // dailyWhy is the reason of a skip for ceiling l, whose counter holds
@@ -141,7 +156,8 @@ func (rs *reservation) hold(rec health.Records, ls []SpendLimit, worst float64, 
 		sum, ok, err := rec.Reserve(rs.held[i].key, worst, l.Limit, spendTTL)
 		switch {
 		case err != nil:
-			// Advisory: this ceiling holds nothing, and gets the real cost.
+			// Advisory: the store cannot be reached (health.ErrUnreachable),
+			// so this ceiling holds nothing and gets the real cost.
 		case ok:
 			rs.held[i].amount = worst
 		default:
@@ -158,8 +174,10 @@ func (rs *reservation) hold(rec health.Records, ls []SpendLimit, worst float64, 
 
 // settleSpend sets what rs holds to the real cost of usage u at its
 // target, once: each counter gets that cost less what it held, so a send
-// that billed nothing hands all of it back. Nil, or settled already, it
-// does nothing.
+// that billed nothing hands all of it back. A shared store that cannot be
+// reached now keeps what the send held until the day's counter expires:
+// counted too high, never too low. Nil, or settled already, it does
+// nothing.
 func (w *walk) settleSpend(rs *reservation, u llm.Usage) {
 	if rs == nil || rs.held == nil {
 		return
