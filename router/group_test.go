@@ -159,6 +159,15 @@ func TestGroup_ConversationSticksToItsMember(t *testing.T) {
 	if last := picks[len(picks)-1]; !strings.HasPrefix(last, "affinity:") {
 		t.Errorf("the sticky turn's pick is %q, want affinity", last)
 	}
+	// Back at the member whose cache holds the prefix, the simulator (as
+	// OpenAI does) reads it from the cache, and the ledger says so.
+	recs := h.ledger.Records()
+	if got := recs[len(recs)-1].TokensCacheRead; got < 1024 {
+		t.Errorf("the sticky turn read %d tokens from the cache, want its system prompt's (1024 or more)", got)
+	}
+	if got := recs[0].TokensCacheRead; got != 0 {
+		t.Errorf("the first turn read %d tokens from a cache nothing had filled", got)
+	}
 	h.health.Park("b/m", h.clk.Now().Add(time.Hour), "test wall", h.clk.Now())
 	if got := ask(t, h, route, turn(0)).Target.ID(); got != "a/m" {
 		t.Fatalf("with b/m parked the turn went to %s, want a/m", got)

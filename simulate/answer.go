@@ -45,6 +45,7 @@ type answer struct {
 	callID                 string
 	finish                 string
 	prompt, completion     int
+	cached                 int // prompt tokens the cache served
 	includeUsage           bool
 	obfuscate              bool
 	seed                   uint64
@@ -58,6 +59,7 @@ func newAnswer(t *target, req *chatReq, seq uint64, created int64, filtered bool
 		created:      created,
 		finish:       "stop",
 		prompt:       req.promptTokens,
+		cached:       req.cached,
 		includeUsage: req.includeUsage,
 		obfuscate:    req.obfuscate && style(t.Style) == StyleOpenAI,
 		seed:         seq,
@@ -138,7 +140,9 @@ type usageJSON struct {
 }
 
 func (a *answer) usage() usageJSON {
-	return usageJSON{PromptTokens: a.prompt, CompletionTokens: a.completion, TotalTokens: a.prompt + a.completion}
+	u := usageJSON{PromptTokens: a.prompt, CompletionTokens: a.completion, TotalTokens: a.prompt + a.completion}
+	u.PromptTokensDetails.CachedTokens = a.cached
+	return u
 }
 
 type functionJSON struct {

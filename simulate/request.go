@@ -17,8 +17,14 @@ type chatReq struct {
 	obfuscate    bool // stream_options.include_obfuscation is not false
 	maxTokens    int  // max_completion_tokens or max_tokens; 0 when absent
 	promptTokens int
-	tool         *toolPick // the call to answer with; nil for a text answer
-	lastRole     string    // the last message's role (Record.LastRole)
+	// prefixTokens and prefixKey are the tokens and a hash of the prompt
+	// but its last message (tools included): what a prompt cache keys on.
+	prefixTokens int
+	prefixKey    uint64
+	// cached is how many prompt tokens the cache served (promptcache.go).
+	cached   int
+	tool     *toolPick // the call to answer with; nil for a text answer
+	lastRole string    // the last message's role (Record.LastRole)
 	// question returns the system prompt and the last user message's text
 	// (Question.System, Question.Prompt); nil reads as "". Called only for a
 	// scripted Provider.Answer: other requests never decode the texts.
@@ -140,6 +146,7 @@ func parseChat(body []byte) (*chatReq, *reqError) {
 	// Roughly four characters a token, plus the few tokens of framing each
 	// message costs (the captured OpenAI "Say hello. Use only one word." is 15).
 	r.promptTokens = (chars+3)/4 + 3*len(msgs) + 3 + toolChars/4
+	r.prefixTokens, r.prefixKey = cachePrefix(&w, msgs, toolChars)
 	r.lastRole = msgs[len(msgs)-1].Role
 	r.tool = pickTool(w)
 	r.question = func() (system, prompt string) {

@@ -140,6 +140,7 @@ type target struct {
 	queue   []Fault            // guarded by Server.mu
 	byModel map[string][]Fault // guarded by Server.mu
 	rngs    map[string]*rand.Rand
+	cache   map[uint64]time.Time // prompt prefixes by when last used (promptcache.go); guarded by Server.mu
 }
 
 // NewServer checks the providers and returns a Server hosting them, not yet
@@ -503,6 +504,9 @@ func (s *Server) serve(ctx context.Context, w http.ResponseWriter, t *target, re
 	f := s.draw(t, rec)
 	ec.f = f
 
+	if f.Kind == OK {
+		req.cached = s.cachedTokens(t, req)
+	}
 	switch f.Kind {
 	case OK:
 		s.answer(ctx, w, t, req, seq, ec, endNormal)
