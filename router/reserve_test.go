@@ -26,8 +26,8 @@ type spendStore struct {
 	health.MemoryStore
 	health.MemoryRecords
 
-	mu  sync.Mutex // guards top and before
-	top float64
+	mu  sync.Mutex         // guards top and before
+	top map[string]float64 // by key
 	// before, when set, runs once before the next Reserve: another
 	// process's reservation landing between a send's check and its hold.
 	before func(r *health.MemoryRecords)
@@ -42,33 +42,41 @@ func (s *spendStore) Reserve(key string, amount, limit float64, ttl time.Duratio
 		before(&s.MemoryRecords)
 	}
 	sum, ok, err := s.MemoryRecords.Reserve(key, amount, limit, ttl)
-	s.note(sum)
+	s.note(key, sum)
 	return sum, ok, err
 }
 
 func (s *spendStore) Add(key string, delta float64, ttl time.Duration) (float64, error) {
 	sum, err := s.MemoryRecords.Add(key, delta, ttl)
-	s.note(sum)
+	s.note(key, sum)
 	return sum, err
 }
 
-func (s *spendStore) note(sum float64) {
+func (s *spendStore) note(key string, sum float64) {
 	s.mu.Lock()
-	s.top = max(s.top, sum)
+	if s.top == nil {
+		s.top = map[string]float64{}
+	}
+	s.top[key] = max(s.top[key], sum)
 	s.mu.Unlock()
 }
 
-// highest is the highest sum a counter reached.
-func (s *spendStore) highest() float64 {
+// highest is the highest sum the counter of ceiling key ("route:spend")
+// reached today.
+func (s *spendStore) highest(key string) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.top
+	return s.top[dayCounter(key)]
 }
 
-// spent is what the route's counter holds today (spent and held).
-func (s *spendStore) spent(t *testing.T, route string) float64 {
+// dayCounter is the records key of ceiling key's counter today.
+func dayCounter(key string) string { return "spend:" + key + ":" + epoch.Format(time.DateOnly) }
+
+// spent is what the counter of ceiling key ("route:spend") holds today
+// (spent and held).
+func (s *spendStore) spent(t *testing.T, key string) float64 {
 	t.Helper()
-	v, ok, err := s.Get("spend:route:" + route + ":" + epoch.Format(time.DateOnly))
+	v, ok, err := s.Get(dayCounter(key))
 	if err != nil || !ok {
 		return 0
 	}
@@ -189,13 +197,13 @@ func TestRouter_ConcurrentSendsHoldTheDailyCeiling(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	waiting := paid.entered.Load()
-	held := st.spent(t, "spend")
+	held := st.spent(t, "route:spend")
 	close(paid.release)
 	wg.Wait()
 	if waiting != 25 || !same(held, 0.50) {
 		t.Fatalf("%d sends in flight holding $%g, want 25 holding the $0.50 ceiling", waiting, held)
 	}
-	if top := st.highest(); top > 0.50+health.ReserveSlack {
+	if top := st.highest("route:spend"); top > 0.50+health.ReserveSlack {
 		t.Fatalf("the counter reached $%g, past the $0.50 ceiling", top)
 	}
 	var cost float64
@@ -209,9 +217,9 @@ func TestRouter_ConcurrentSendsHoldTheDailyCeiling(t *testing.T) {
 			skips++
 		}
 	}
-	if sends != 25 || skips != 75 || !same(cost, 25*0.002) || !same(st.spent(t, "spend"), cost) {
+	if sends != 25 || skips != 75 || !same(cost, 25*0.002) || !same(st.spent(t, "route:spend"), cost) {
 		t.Fatalf("ledger: %d paid answers costing $%g, %d skipped_cost; counter $%g: want 25 at $0.05, 75 skipped, the counter at the ledger's cost",
-			sends, cost, skips, st.spent(t, "spend"))
+			sends, cost, skips, st.spent(t, "route:spend"))
 	}
 }
 
@@ -241,7 +249,7 @@ func TestRouter_ReservationSettlesHoweverTheSendEnds(t *testing.T) {
 			run: func(t *testing.T, r *router.Router, route *router.Route, st *spendStore) {
 				ctx, cancel := context.WithCancel(context.Background())
 				go func() { // once the send holds its room (or after 5 s)
-					for end := time.Now().Add(5 * time.Second); !same(st.spent(t, "spend"), 0.02) && time.Now().Before(end); {
+					for end := time.Now().Add(5 * time.Second); !same(st.spent(t, "route:spend"), 0.02) && time.Now().Before(end); {
 						time.Sleep(time.Millisecond)
 					}
 					cancel()
@@ -266,7 +274,7 @@ func TestRouter_ReservationSettlesHoweverTheSendEnds(t *testing.T) {
 				if _, err := res.Stream.Next(); err != nil {
 					t.Fatal(err)
 				}
-				if held := st.spent(t, "spend"); !same(held, 0.02) {
+				if held := st.spent(t, "route:spend"); !same(held, 0.02) {
 					t.Fatalf("the open stream holds $%g, want its worst case, $0.02", held)
 				}
 				res.Stream.Close()
@@ -295,10 +303,10 @@ func TestRouter_ReservationSettlesHoweverTheSendEnds(t *testing.T) {
 			if c.paid.entered.Load() == 0 {
 				t.Fatal("the paid target got no send")
 			}
-			if !same(st.highest(), 0.02) {
-				t.Errorf("the counter reached $%g, want the send's worst case, $0.02", st.highest())
+			if !same(st.highest("route:spend"), 0.02) {
+				t.Errorf("the counter reached $%g, want the send's worst case, $0.02", st.highest("route:spend"))
 			}
-			if got := st.spent(t, "spend"); !same(got, c.spent) {
+			if got := st.spent(t, "route:spend"); !same(got, c.spent) {
 				t.Fatalf("the counter holds $%g after the send, want $%g", got, c.spent)
 			}
 		})
@@ -315,7 +323,7 @@ func TestRouter_ReserveLowersMaxTokensToTheRoomLeft(t *testing.T) {
 		r, route, st, book := spendRig(t, paid)
 		route.LowerMaxTokens = lower
 		st.before = func(m *health.MemoryRecords) { // $0.49 held elsewhere: $0.01 left
-			_, _ = m.Add("spend:route:spend:"+epoch.Format(time.DateOnly), 0.49, time.Hour)
+			_, _ = m.Add(dayCounter("route:spend"), 0.49, time.Hour)
 		}
 		res, err := r.Complete(context.Background(), route, spendPrompt(false), router.Options{})
 		if err != nil {
@@ -333,10 +341,10 @@ func TestRouter_ReserveLowersMaxTokensToTheRoomLeft(t *testing.T) {
 			t.Fatalf("answered by %s with max_tokens %d, dropped %q: want paid at 50 (the $0.01 left)",
 				res.Target.ID(), paid.maxReq.Load(), res.Dropped)
 		}
-		if top := st.highest(); !same(top, 0.50) {
+		if top := st.highest("route:spend"); !same(top, 0.50) {
 			t.Fatalf("the counter reached $%g, want $0.50: $0.49 and the lowered worst case", top)
 		}
-		if got := st.spent(t, "spend"); !same(got, 0.49+0.002) {
+		if got := st.spent(t, "route:spend"); !same(got, 0.49+0.002) {
 			t.Fatalf("the counter holds $%g, want $0.492", got)
 		}
 	}
@@ -370,4 +378,28 @@ func (*brokenRecords) Add(string, float64, time.Duration) (float64, error) { ret
 
 func (*brokenRecords) Reserve(string, float64, float64, time.Duration) (float64, bool, error) {
 	return 0, false, errUnreachable
+}
+
+// Ceilings are held in order, the route's then the caller's: when the
+// caller's refuses (its room taken between the check and the hold), what
+// the route's held is handed back and the target is skipped for its cost.
+func TestRouter_ARefusingCeilingHandsBackTheEarlierHolds(t *testing.T) {
+	paid := &paidClient{}
+	r, route, st, book := spendRig(t, paid)
+	st.before = func(m *health.MemoryRecords) { _, _ = m.Add(dayCounter("key:alice"), 0.49, time.Hour) } // $0.01 of alice's $0.50 left
+	res, err := r.Complete(context.Background(), route, spendPrompt(false),
+		router.Options{Spend: []router.SpendLimit{{Key: "key:alice", Limit: 0.50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Target.Provider != "free" || paid.entered.Load() != 0 {
+		t.Fatalf("answered by %s, %d paid sends: want the free target, none paid", res.Target.ID(), paid.entered.Load())
+	}
+	if l := book.Records()[0]; l.Status != ledger.StatusSkippedCost || !strings.Contains(l.Reason, "key:alice") {
+		t.Fatalf("the paid target's line: %s %q, want skipped_cost for alice's ceiling", l.Status, l.Reason)
+	}
+	if !same(st.highest("route:spend"), 0.02) || st.spent(t, "route:spend") != 0 || !same(st.spent(t, "key:alice"), 0.49) {
+		t.Fatalf("the route's counter reached $%g and holds $%g, alice's $%g: want the route's $0.02 handed back, alice's untouched",
+			st.highest("route:spend"), st.spent(t, "route:spend"), st.spent(t, "key:alice"))
+	}
 }
