@@ -23,7 +23,8 @@ const (
 	openAIDialect dialect = iota
 	anthropicDialect
 	// responsesDialect is OpenAI's Responses API: errors in OpenAI's
-	// shape, and no target of its own (every request is translated).
+	// shape; a target of config's dialect openai-responses gets its
+	// requests raw, any other a translation.
 	responsesDialect
 	geminiDialect
 )
@@ -38,6 +39,16 @@ func (d dialect) String() string {
 		return "gemini"
 	}
 	return "openai"
+}
+
+// wire is the name of d's wire format among the targets' dialects
+// (config's, and llm.Raw's): String, but for the Responses surface, whose
+// targets are of dialect "openai-responses".
+func (d dialect) wire() string {
+	if d == responsesDialect {
+		return "openai-responses"
+	}
+	return d.String()
 }
 
 // chatRequest is a client's request, read from either surface.
@@ -192,7 +203,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 		case anthropicDialect:
 			ae = parseAnthropic(buf.Bytes(), &c.cr)
 		case responsesDialect:
-			ae = parseResponses(buf.Bytes(), &c.cr) // its needs too: no target gets it raw
+			ae = parseResponses(buf.Bytes(), &c.cr) // its needs too, for a target of another dialect
 		case geminiDialect:
 			ae = parseGeminiCall(r, buf.Bytes(), &c.cr)
 		default:
@@ -201,9 +212,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, d dialect) {
 	}
 	if ae == nil {
 		c.cr.ownNames()
-		if d != responsesDialect {
-			c.cr.req.Raw = &llm.Raw{Dialect: d.String(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
-		}
+		c.cr.req.Raw = &llm.Raw{Dialect: d.wire(), Body: buf.Bytes(), Header: rawHeader(d, r.Header)}
 		ae = c.resolve()
 	}
 	if ae == nil && d != responsesDialect && c.route.ReadsNeeds(d.String()) {

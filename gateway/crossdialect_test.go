@@ -43,10 +43,20 @@ func (u *dialectUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(gem)) //nolint:errcheck // a test upstream
 	case strings.HasPrefix(r.URL.Path, "/upa/"):
 		writeAnswer(w, surfaces[1], stream)
+	case strings.HasPrefix(r.URL.Path, "/rs/"):
+		writeAnswer(w, responsesSurface, stream)
 	default:
 		writeAnswer(w, surfaces[0], stream)
 	}
 }
+
+// responsesSurface holds a minimal Responses API answer, whole and
+// streamed (the shapes of wire/responses/testdata, trimmed).
+var responsesSurface = surface{name: "responses",
+	answer: []byte(`{"id":"resp_1","object":"response","status":"completed","model":"m","output":[{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[]}]}],"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}`),
+	stream: []byte("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"m\",\"output\":[]}}\n\n" +
+		"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"ok\"}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"m\",\"output\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1,\"total_tokens\":2}}}\n\n")}
 
 func writeAnswer(w http.ResponseWriter, sf surface, stream bool) {
 	if stream {
@@ -152,7 +162,7 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 	ts, book := corpusGateway(t, up)
 	tally := map[string]int{}
 	for _, sf := range surfaces {
-		for _, target := range []string{"up", "upa", "gem"} {
+		for _, target := range []string{"up", "upa", "gem", "rs"} {
 			if target == sf.provider {
 				continue
 			}
@@ -169,6 +179,9 @@ func TestFidelity_CrossDialectNothingLostQuietly(t *testing.T) {
 					}
 					req := readJSON(t, raw)
 					want := beyondCanonical(sf.name, req)
+					if target == "rs" && (req["stop"] != nil || req["stop_sequences"] != nil) {
+						want = append(want, "stop") // the Responses API takes no stop sequences
+					}
 					req["model"] = target + "/m"
 					body, _ := json.Marshal(req)
 					before := len(book.Records())

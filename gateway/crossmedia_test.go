@@ -84,7 +84,7 @@ func mediumOf(surfaceName string, pm map[string]any) (medium, bool) {
 
 // carriedIn reports whether the upstream body sent (decoded) holds m in
 // the form of target's dialect ("up" OpenAI, "upa" Anthropic, "gem"
-// Gemini), and whether its title went with it.
+// Gemini, "rs" the Responses API), and whether its title went with it.
 func carriedIn(target string, sent any, m medium) (found, titled bool) {
 	str := func(m any, k string) string { s, _ := m.(map[string]any)[k].(string); return s }
 	dataURL := "data:" + m.mediaType + ";base64," + m.data
@@ -127,6 +127,19 @@ func carriedIn(target string, sent any, m medium) (found, titled bool) {
 			}
 			hit = in != nil && want != "" && str(in, "data") == want && str(in, "mimeType") == mt
 			title = "\x00" // Gemini has no place for a title
+		case "rs":
+			switch {
+			case m.kind == "image" && str(o, "type") == "input_image":
+				u := str(o, "image_url")
+				hit = u != "" && (u == m.url || u == dataURL)
+			case m.kind == "document" && str(o, "type") == "input_file":
+				if m.url != "" {
+					hit = str(o, "file_url") == m.url
+				} else {
+					hit = m.data != "" && str(o, "file_data") == dataURL
+				}
+				title = str(o, "filename")
+			}
 		}
 		if hit {
 			found = true
@@ -188,9 +201,18 @@ var mediaRows = map[string]string{
 	"anthropic-to-gem/07-image-url.json":                    "refused",
 	"anthropic-to-up/08-document-pdf-base64.json":           "translated",
 	"anthropic-to-gem/08-document-pdf-base64.json":          "translated",
-	"anthropic-to-up/09-document-pdf-url-cached.json":       "refused", // chat completions takes no PDF URL
-	"anthropic-to-up/10-document-text-citations.json":       "refused", // citations, context
-	"anthropic-to-gem/15-tool-result-string-and-image.json": "refused", // an image in a tool result
+	"anthropic-to-up/09-document-pdf-url-cached.json":       "refused",    // chat completions takes no PDF URL
+	"anthropic-to-up/10-document-text-citations.json":       "refused",    // citations, context
+	"anthropic-to-gem/15-tool-result-string-and-image.json": "refused",    // an image in a tool result
+	"openai-to-rs/03-image-url-https.json":                  "translated", // input_image by URL
+	"openai-to-rs/04-image-base64-detail.json":              "translated", // detail dropped, named
+	"openai-to-rs/05-input-audio.json":                      "refused",    // the Responses API takes no audio
+	"openai-to-rs/06-file-pdf-base64.json":                  "translated", // input_file, file name kept
+	"openai-to-rs/07-file-id.json":                          "refused",
+	"anthropic-to-rs/07-image-url.json":                     "translated",
+	"anthropic-to-rs/08-document-pdf-base64.json":           "translated",
+	"anthropic-to-rs/09-document-pdf-url-cached.json":       "translated", // input_file by file_url
+	"anthropic-to-rs/10-document-text-citations.json":       "refused",    // a text document has no Responses form
 }
 
 // isMediaNeed reports whether need, in beyondCanonical's words, is an

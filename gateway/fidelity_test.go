@@ -88,6 +88,7 @@ func corpusGateway(t *testing.T, upstream http.Handler) (*httptest.Server, *ledg
   up:  {dialect: openai, base_url: %[1]s/up/v1, key_env: UP_KEY}
   upa: {dialect: anthropic, base_url: %[1]s/upa, key_env: UP_KEY}
   gem: {dialect: gemini, base_url: %[1]s/gem/v1beta, key_env: UP_KEY}
+  rs:  {dialect: openai-responses, base_url: %[1]s/rs/v1, key_env: UP_KEY}
 `)
 }
 

@@ -197,11 +197,12 @@ func (o *guardOut) write(b []byte, ch llm.Chunk) []byte {
 
 // The names of the strings that hold a raw event's text: OpenAI's
 // delta.content (and refusal), Anthropic's delta.text and a text block's
-// text, Gemini's parts' text; OpenAI's function.arguments and Anthropic's
-// delta.partial_json.
+// text, Gemini's parts' text, the Responses API's delta (and a .done
+// event's text); OpenAI's function.arguments, Anthropic's
+// delta.partial_json and the Responses API's delta and arguments.
 var (
-	contentNames  = []string{"content", "text", "refusal"}
-	argumentNames = []string{"arguments", "partial_json"}
+	contentNames  = []string{"content", "text", "refusal", "delta"}
+	argumentNames = []string{"arguments", "partial_json", "delta"}
 )
 
 // rawText returns raw, a stream event's JSON as the provider sent it, with

@@ -13,7 +13,7 @@ import (
 // target of the client's own dialect. Every field of the answer then
 // reaches the client, the ones detour does not know too.
 func (c *call) passThrough(t *router.Target) bool {
-	return c.cr.req.Raw != nil && t.Dialect == c.d.String()
+	return c.cr.req.Raw != nil && t.Dialect == c.d.wire()
 }
 
 // rawHeader picks the client's headers that go with its body to a target
@@ -38,7 +38,7 @@ func rawHeader(d dialect, h http.Header) http.Header {
 // sent it, but for the keys detour holds (keyguard.go); false when the
 // answer kept no body (it came as a stream).
 func (c *call) writeRaw(resp *llm.Response) bool {
-	if resp.Raw == nil || resp.Raw.Dialect != c.d.String() {
+	if resp.Raw == nil || resp.Raw.Dialect != c.d.wire() {
 		return false
 	}
 	body := redactAnswer(c.answerKeys(), resp.Raw.Body) // a copy when it held a key: the answer may be cached
@@ -59,8 +59,10 @@ type rawStream struct {
 	inner streamEncoder
 	c     *call
 	u     llm.Usage
-	// raw is set once an event was passed on as it came.
-	raw bool
+	// raw is set once an event was passed on as it came; events counts
+	// them.
+	raw    bool
+	events int
 }
 
 func (r *rawStream) usage() llm.Usage {
@@ -77,12 +79,17 @@ func (r *rawStream) chunk(b []byte, ch llm.Chunk) []byte {
 		return r.inner.chunk(b, ch)
 	}
 	r.raw = true
+	r.events++
 	if ch.Usage != nil {
 		r.u = *ch.Usage
 	}
 	switch r.c.d {
-	case anthropicDialect:
-		b = event(b, ch.Event)
+	case anthropicDialect, responsesDialect:
+		if ch.Event != "" {
+			b = event(b, ch.Event)
+		} else {
+			b = append(b, "data: "...)
+		}
 		b = append(b, ch.Raw...)
 		return append(b, "\n\n"...)
 	case geminiDialect:
@@ -101,7 +108,8 @@ func (r *rawStream) chunk(b []byte, ch llm.Chunk) []byte {
 
 // end appends the stream's end in the dialect's words: OpenAI's [DONE],
 // Anthropic's message_stop; Gemini's stream has none (its last chunk
-// carries the finishReason).
+// carries the finishReason), nor has the Responses API's beyond its
+// response.completed, passed on as it came.
 func (r *rawStream) end(b []byte) []byte {
 	if !r.raw {
 		return r.inner.end(b)
@@ -110,10 +118,19 @@ func (r *rawStream) end(b []byte) []byte {
 	case anthropicDialect:
 		b = event(b, "message_stop")
 		return append(b, `{"type":"message_stop"}`+"\n\n"...)
-	case geminiDialect:
+	case geminiDialect, responsesDialect:
 		return b
 	}
 	return append(b, "data: [DONE]\n\n"...)
 }
 
-func (r *rawStream) fail(b []byte, e *apiError) []byte { return r.inner.fail(b, e) }
+// fail appends the error events of a failure after the stream started. A
+// Responses stream passed on raw already had its response.created: the
+// failure follows with response.failed and the error event alone, numbered
+// after the events that went out.
+func (r *rawStream) fail(b []byte, e *apiError) []byte {
+	if rs, ok := r.inner.(*rsStream); ok && r.raw {
+		rs.started, rs.seq = true, r.events
+	}
+	return r.inner.fail(b, e)
+}

@@ -15,10 +15,14 @@ import (
 // The Responses surface: POST /v1/responses in, a response object or its
 // event stream out, as the OpenAI Agents SDK and openai-go read them. It is
 // stateless: detour keeps no response, so previous_response_id,
-// conversation and item references are refused with a 400. No target
-// speaks this dialect, so every request is translated to llm's canonical
-// form, and what it carries beyond it is a need by name (llm.Request.Needs)
-// that a target carries, drops (the answer then degraded) or is skipped for.
+// conversation and item references are refused with a 400 (a chain may
+// move on to a target that never saw them). A target of dialect
+// openai-responses gets the request raw (llm.Raw): every field the client
+// wrote but model, its reasoning items and store included, and the
+// client gets the provider's answer or events as they came. For a target
+// of another dialect the request is translated to llm's canonical form,
+// and what it carries beyond it is a need by name (llm.Request.Needs) that
+// a target carries, drops (the answer then degraded) or is skipped for.
 
 // rsRequest is the part of a Responses request detour reads.
 type rsRequest struct {

@@ -205,7 +205,9 @@ func appendRsUsage(b []byte, u llm.Usage) []byte {
 	b = appendInt(b, u.CacheReadTokens)
 	b = append(b, `},"output_tokens":`...)
 	b = appendInt(b, u.OutputTokens)
-	b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
+	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
+	b = appendInt(b, u.ReasoningTokens)
+	b = append(b, `},"total_tokens":`...)
 	b = appendInt(b, u.InputTokens+u.OutputTokens)
 	return append(b, '}')
 }

@@ -67,10 +67,24 @@ type e2e struct {
 // set, wraps the providers' handler.
 func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Settings, wrap func(*sim.Server) http.Handler) *e2e {
 	t.Helper()
+	return newE2EIn(t, row, pl, hs, wrap, "", "")
+}
+
+// newE2EIn is newE2E with provider p speaking dialect dp and q dialect dq
+// ("" is chat completions), in the simulator and in the config alike.
+func newE2EIn(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Settings, wrap func(*sim.Server) http.Handler,
+	dp, dq sim.Dialect) *e2e {
+	t.Helper()
 	pb := scenario.ProviderB(pl)
-	provs := []sim.Provider{{Name: scenario.ProviderA, NoPrefill: row.NoPrefill}}
+	provs := []sim.Provider{{Name: scenario.ProviderA, NoPrefill: row.NoPrefill, Dialect: dp}}
 	if pb != scenario.ProviderA {
-		provs = append(provs, sim.Provider{Name: pb, NoPrefill: row.NoPrefill})
+		provs = append(provs, sim.Provider{Name: pb, NoPrefill: row.NoPrefill, Dialect: dq})
+	}
+	dialect := func(d sim.Dialect) string {
+		if d == "" {
+			return ""
+		}
+		return ", dialect: " + string(d) // the simulator's names are config's
 	}
 	srv, err := sim.NewServer(provs...)
 	if err != nil {
@@ -86,6 +100,10 @@ func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Set
 	if row.Every != nil {
 		faultsA = scenario.Faults(*row.Every, 12)
 	}
+	middle := row.Middle
+	if dp == sim.DialectResponses {
+		faultsA, middle = responsesChunks(faultsA), responsesChunks(middle)
+	}
 	k := rowScale(row)
 	chain := "p/model-a"
 	type queue struct {
@@ -93,7 +111,7 @@ func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Set
 		fs          []sim.Fault
 	}
 	queues := []queue{{scenario.ProviderA, scenario.ModelA, faultsA}, {pb, scenario.ModelB, row.B}}
-	for i, f := range row.Middle {
+	for i, f := range middle {
 		chain += ", p/" + scenario.MiddleModel(i)
 		queues = append(queues, queue{scenario.ProviderA, scenario.MiddleModel(i), scenario.Faults(f, 12)})
 	}
@@ -138,8 +156,8 @@ func newE2E(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Set
 		}
 	}
 	yaml := fmt.Sprintf(`providers:
-  p: {base_url: %[1]s/p/v1, key_env: P_KEY, pool: free}
-  q: {base_url: %[1]s/q/v1, key_env: Q_KEY, pool: credit}
+  p: {base_url: %[1]s/p/v1, key_env: P_KEY, pool: free%[13]s}
+  q: {base_url: %[1]s/q/v1, key_env: Q_KEY, pool: credit%[14]s}
 targets:
   p/model-a: {context: %[2]d%[10]s}
   %[3]s/model-b: {context: %[4]d}
@@ -149,7 +167,8 @@ routes:
     budget: {deadline: %[5]s, reserve: %[6]s, base_backoff: %[7]s, max_backoff: %[8]s, max_retry_wait: %[12]s}
     buffered: %[9]v
 `, up.URL, row.ContextA, pb, row.ContextB, scaledBy(lim.Deadline, k), scaledBy(lim.Reserve, k), scaledBy(500*time.Millisecond, k),
-		scaledBy(8*time.Second, k), row.Mode == scenario.Buffered, offersA, chain, scaledBy(policy.Interactive().MaxRetryWait, k)) + limits
+		scaledBy(8*time.Second, k), row.Mode == scenario.Buffered, offersA, chain, scaledBy(policy.Interactive().MaxRetryWait, k),
+		dialect(dp), dialect(dq)) + limits
 	cfg, err := config.Parse("detour.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yaml)
@@ -302,6 +321,82 @@ func TestScenario_Gateway(t *testing.T) {
 					t.Logf("error: %v", lastErr)
 				}
 			})
+		}
+	}
+}
+
+// responsesChunks returns fs for a provider of the Responses API: a
+// fault's Chunks counts stream events, and a Responses stream opens with
+// three more before its first text than a chat stream does
+// (response.created, .in_progress, output_item.added and
+// content_part.added where chat completions sends its role chunk), so
+// each Chunks above 0 grows by three, to fault at the same point of the
+// answer.
+func responsesChunks(fs []sim.Fault) []sim.Fault {
+	out := make([]sim.Fault, len(fs))
+	for i, f := range fs {
+		if f.Chunks > 0 {
+			f.Chunks += 3
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// TestScenario_GatewayResponsesTarget runs the suite with a target of
+// the Responses API (config's dialect openai-responses): as the primary A
+// (in both placements; in the same provider, B is another of its
+// models), and as the fallback B at another provider. Every fault takes
+// that dialect's shape (a content filter is a response.incomplete, a
+// mid-stream error a response.failed event), and the outcomes are the
+// suite's, but for one row whose expectation is chat completions' own.
+func TestScenario_GatewayResponsesTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: about a minute")
+	}
+	for _, run := range []struct {
+		name   string
+		dp, dq sim.Dialect
+		pls    []scenario.Placement
+	}{
+		{"responses-primary", sim.DialectResponses, "", scenario.Placements},
+		{"responses-fallback", "", sim.DialectResponses, []scenario.Placement{scenario.OtherProvider}},
+	} {
+		for _, row := range scenario.Rows() {
+			if row.A != nil && len(row.A) == 1 && row.A[0].Kind == sim.NoDone && run.dp != "" {
+				// A Responses stream without its response.completed has
+				// neither its finish nor its usage: a cut, where a chat
+				// stream without [DONE] is whole (simulate's
+				// TestNoDone_WhatTheDecodersMakeOfIt).
+				continue
+			}
+			for _, pl := range run.pls {
+				t.Run(run.name+"/"+string(pl)+"/"+row.Name, func(t *testing.T) {
+					t.Parallel()
+					e := newE2EIn(t, row, pl, health.Settings{}, nil, run.dp, run.dq)
+					n := max(row.Requests, 1)
+					var obs []scenario.Observed
+					var lastErr error
+					for range n {
+						g := e.send(context.Background(), row)
+						lastErr = g.err
+						obs = append(obs, scenario.Observed{Outcome: g.outcome, Answer: g.answer, Text: g.text, Usage: g.usage,
+							Took: g.took, HTTPStatus: g.status, Degraded: g.degraded, Dropped: g.dropped})
+					}
+					recs := e.ledger.Records()
+					o := scenario.Combine(obs)
+					scenario.Observe(&o, e.sim.Stats(), recs, pl)
+					for _, bad := range row.Expect(pl).Check(o, rowScale(row), slack) {
+						t.Error(bad)
+					}
+					if t.Failed() {
+						for _, l := range scenario.Lines(recs) {
+							t.Log(l)
+						}
+						t.Logf("error: %v", lastErr)
+					}
+				})
+			}
 		}
 	}
 }
