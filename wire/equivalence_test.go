@@ -1,4 +1,4 @@
-// Package wire_test checks that the three dialects give one canonical shape.
+// Package wire_test checks that the four dialects give one canonical shape.
 package wire_test
 
 import (
@@ -47,12 +47,12 @@ func shapeOf(t *testing.T, provider string, r *llm.Response) shape {
 }
 
 // TestDialects_SameCanonicalShape sends the same canonical requests to an
-// OpenAI-compatible, an Anthropic and a Gemini provider (simulate, speaking
-// each wire format byte for byte over loopback) and checks that the three
-// answers have one shape, whole and streamed.
+// OpenAI-compatible, an Anthropic, a Gemini and a Responses API provider
+// (simulate, speaking each wire format byte for byte over loopback) and
+// checks that the four answers have one shape, whole and streamed.
 func TestDialects_SameCanonicalShape(t *testing.T) {
 	const model = "m-1"
-	dialects := []sim.Dialect{sim.DialectOpenAI, sim.DialectAnthropic, sim.DialectGemini}
+	dialects := []sim.Dialect{sim.DialectOpenAI, sim.DialectAnthropic, sim.DialectGemini, sim.DialectResponses}
 	var provs []sim.Provider
 	for _, d := range dialects {
 		provs = append(provs, sim.Provider{Name: "p-" + string(d), Models: []string{model}, Dialect: d})
