@@ -101,8 +101,8 @@ probe_failed) are counted apart, never as calls.
 "unreadable_at", "lines", "matched", "routes", "top", "folded"} with
 snake_case keys ("folded" says, per kind, what its "other" row holds; each
 target also has failures_by_scope, failovers_in, failovers_out, degraded,
-probes, latest_failures, quota_skips, tokens_cache_read, tokens_cache_write
-and cache_hit_pct; each wall its upstream_request_id;
+probes, latest_failures, quota_skips, tokens_cache_read, tokens_cache_write,
+cache_hit_pct and, for a group member, picks; each wall its upstream_request_id;
 "quota_peaks" the busiest window of each declared quota);
 "routes" says, per route, how many answers came at each hop and from which
 target (the chain the route actually used). With --by it adds
@@ -387,6 +387,7 @@ func printReport(w io.Writer, r report.Report, paths []string) {
 		}
 		printFailures(w, r, col)
 		printCache(w, r, col)
+		printPicks(w, r, col)
 	}
 	if len(r.Walls) > 0 {
 		fmt.Fprintln(w, "\nwalls (first wall failure, or quota skip when seen coming → next answer):")
@@ -652,5 +653,25 @@ func printCache(w io.Writer, r report.Report, col int) {
 		}
 		named(w, "  ", t.Target, col, fmt.Sprintf("  %.1f%% read from the cache (%s of %s), %s written",
 			*t.CacheHitPct, tokens(t.TokensCacheRead), tokens(t.TokensIn), tokens(t.TokensCacheWrite)))
+	}
+}
+
+// printPicks says, for each member of a group of equals, how its answers
+// came to it (the ledger's pick).
+func printPicks(w io.Writer, r report.Report, col int) {
+	head := "\ngroup members (answers by why the group put the member where it was: the ledger's pick):"
+	for _, t := range r.Targets {
+		if len(t.Picks) == 0 {
+			continue
+		}
+		if head != "" {
+			fmt.Fprintln(w, head)
+			head = ""
+		}
+		parts := make([]string, len(t.Picks))
+		for i, c := range t.Picks {
+			parts[i] = fmt.Sprintf("%s ×%d", c.Status, c.N)
+		}
+		named(w, "  ", t.Target, col, "  "+strings.Join(parts, ", "))
 	}
 }

@@ -32,3 +32,17 @@ func TestCacheHitPct(t *testing.T) {
 		}
 	}
 }
+
+// A group member's answers are counted by how the group put it first
+// (the ledger's pick, up to its colon).
+func TestPicksCounted(t *testing.T) {
+	s := NewSummary()
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for i, p := range []string{"least_busy: 0 in flight", "least_busy: 1 in flight", "affinity: served this prompt prefix last", ""} {
+		s.Add(&ledger.Record{Time: t0.Add(time.Duration(i) * time.Second), Provider: "p", Model: "m", Status: ledger.StatusOK, Pick: p})
+	}
+	got := s.Report().Targets[0].Picks
+	if len(got) != 2 || got[0] != (Count{"least_busy", 2}) || got[1] != (Count{"affinity", 1}) {
+		t.Errorf("picks %+v, want least_busy 2, affinity 1", got)
+	}
+}

@@ -82,6 +82,10 @@ type Target struct {
 	// upstream_request_id), the one its support desk asks for first;
 	// latest first. Empty for the "other" row.
 	LatestFailures []FailureID `json:"latest_failures"`
+	// Picks counts, for a member of a group of equals, its answers by how
+	// the group put it where it was (the ledger's pick: "least_busy",
+	// "most_room", "weighted", "affinity"); empty outside a group.
+	Picks []Count `json:"picks"`
 	// QuotaSkips are the declared limits its skipped_quota lines name,
 	// with the most the router counted of each; empty when none.
 	QuotaSkips []QuotaSkip `json:"quota_skips"`
@@ -286,7 +290,7 @@ func (t *targetAcc) row(name, provider, model string) Target {
 		FailoversIn: t.failoversIn, FailoversOut: t.failoversOut, Degraded: t.degraded, Probes: t.probes, ProbesFailed: t.probesFailed,
 		TokensIn: t.tokensIn, TokensOut: t.tokensOut, TokensCacheRead: t.cacheRead, TokensCacheWrite: t.cacheWrite,
 		CostUSD: math.Round(t.cost*1e6) / 1e6,
-		First:   t.first, Last: t.latest, LatestFailures: []FailureID{}, QuotaSkips: append([]QuotaSkip{}, t.quotaSkips...)}
+		First:   t.first, Last: t.latest, LatestFailures: []FailureID{}, QuotaSkips: append([]QuotaSkip{}, t.quotaSkips...), Picks: sorted(t.picks)}
 	for _, f := range t.ids {
 		o.LatestFailures = append(o.LatestFailures, f)
 	}

@@ -97,6 +97,7 @@ type targetAcc struct {
 	walls         *wallTrack           // nil until its first wall; never for "other"
 	ids           map[string]FailureID // by kind: the latest failure with the provider's request id
 	quotaSkips    []QuotaSkip          // the declared limits its skipped_quota lines name
+	picks         map[string]int       // as a group member: how it came first, by pick ("least_busy", "affinity")
 	first, latest time.Time
 }
 
@@ -287,6 +288,10 @@ func (s *Summary) Add(rec *ledger.Record) {
 		t.lastResort++
 		return
 	case st == ledger.StatusOK:
+		if rec.Pick != "" {
+			how, _, _ := strings.Cut(rec.Pick, ":")
+			addCount(&t.picks, how, 1)
+		}
 		t.calls++
 		t.answers++
 		if rec.Degraded {
