@@ -365,8 +365,8 @@ func Default(getenv func(string) string) (*Config, error) {
 func noKeysMsg() string {
 	var vars []string
 	for _, ps := range presetTable {
-		if ps.KeyEnv == "" {
-			continue
+		if ps.KeyEnv == "" || ps.Model == "" {
+			continue // no key, or no model to chain (a second preset of one key)
 		}
 		v := ps.KeyEnv
 		if ps.Pool == Free {

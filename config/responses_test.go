@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/detourhq/detour/wire/responses"
@@ -54,5 +55,8 @@ routes:
 	}
 	if got := d.Routes[DefaultRoute].Chain; !slices.Equal(got, []string{"openai/gpt-4o-mini"}) {
 		t.Errorf("no-file chain with OPENAI_API_KEY = %v, want the openai preset's model alone", got)
+	}
+	if msg := noKeysMsg(); strings.Count(msg, "OPENAI_API_KEY") != 1 {
+		t.Errorf("the no-keys message names OPENAI_API_KEY %d times: %s", strings.Count(msg, "OPENAI_API_KEY"), msg)
 	}
 }
