@@ -72,6 +72,7 @@ type metrics struct {
 	requests        *prom.CounterVec
 	rejected        *prom.CounterVec
 	attempts        *prom.CounterVec
+	picks           *prom.CounterVec // group members' sends, by why they came where they did
 	skips           *prom.CounterVec
 	cost            *prom.CounterVec
 	probes          *prom.CounterVec
@@ -102,6 +103,9 @@ func newMetrics(s *Server) *metrics {
 	m.attempts = reg.Counter("detour_attempts_total",
 		"Sends to upstream targets, by target (provider/model) and ledger status (ok, http_429, net_timeout, canceled, ...).",
 		"target", "status")
+	m.picks = reg.Counter("detour_group_picks_total",
+		"Sends to members of a group of equals, by target and why the group put it where it was (weighted, least_busy, most_room, affinity).",
+		"target", "pick")
 	m.skips = reg.Counter("detour_skips_total",
 		"Candidates skipped without a send, by target and reason (skipped_parked, skipped_no_key, skipped_disabled, skipped_tried, skipped by contract).",
 		"target", "reason")
@@ -218,6 +222,10 @@ func (s *Server) onAttempt(a router.Attempt) {
 		return
 	}
 	m.attempts.With(label, a.Status).Inc()
+	if a.Pick != "" {
+		how, _, _ := strings.Cut(a.Pick, ":")
+		m.picks.With(label, how).Inc()
+	}
 	if a.Cost > 0 {
 		m.cost.With(label).Add(a.Cost)
 	}

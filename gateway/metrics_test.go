@@ -407,3 +407,22 @@ func TestNew_MetricsKeyMustBeSetAndNoClientsKey(t *testing.T) {
 		})
 	}
 }
+
+// A group member's send counts under detour_group_picks_total by why the
+// group put it where it was: p2/m, with p1/m busy, is least_busy's pick.
+func TestMetrics_GroupPicks(t *testing.T) {
+	f := newFixture(t, withMetricsKey(setup{routes: `  pair:
+    chain:
+      - group: [p1/m, p2/m]
+        pick: least_busy
+`}))
+	for range 2 {
+		if resp, _ := f.post("/v1/chat/completions", `{"model":"pair","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+			t.Fatal(resp.Status)
+		}
+	}
+	m, _ := scrape(t, f)
+	if n := m[`detour_group_picks_total{pick="least_busy",target="p1/m"}`] + m[`detour_group_picks_total{pick="least_busy",target="p2/m"}`]; n != 2 {
+		t.Errorf("group picks counted %v, want 2 sends picked by least_busy", n)
+	}
+}
