@@ -101,9 +101,6 @@ func newE2EIn(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.S
 		faultsA = scenario.Faults(*row.Every, 12)
 	}
 	middle := row.Middle
-	if dp == sim.DialectResponses {
-		faultsA, middle = responsesChunks(faultsA), responsesChunks(middle)
-	}
 	k := rowScale(row)
 	chain := "p/model-a"
 	type queue struct {
@@ -325,31 +322,14 @@ func TestScenario_Gateway(t *testing.T) {
 	}
 }
 
-// responsesChunks returns fs for a provider of the Responses API: a
-// fault's Chunks counts stream events, and a Responses stream opens with
-// three more before its first text than a chat stream does
-// (response.created, .in_progress, output_item.added and
-// content_part.added where chat completions sends its role chunk), so
-// each Chunks above 0 grows by three, to fault at the same point of the
-// answer.
-func responsesChunks(fs []sim.Fault) []sim.Fault {
-	out := make([]sim.Fault, len(fs))
-	for i, f := range fs {
-		if f.Chunks > 0 {
-			f.Chunks += 3
-		}
-		out[i] = f
-	}
-	return out
-}
-
 // TestScenario_GatewayResponsesTarget runs the suite with a target of
 // the Responses API (config's dialect openai-responses): as the primary A
 // (in both placements; in the same provider, B is another of its
 // models), and as the fallback B at another provider. Every fault takes
 // that dialect's shape (a content filter is a response.incomplete, a
 // mid-stream error a response.failed event), and the outcomes are the
-// suite's, but for one row whose expectation is chat completions' own.
+// suite's, but for one row whose expectation is chat completions' own
+// (Row.ForDialect).
 func TestScenario_GatewayResponsesTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real time: about a minute")
@@ -363,11 +343,7 @@ func TestScenario_GatewayResponsesTarget(t *testing.T) {
 		{"responses-fallback", "", sim.DialectResponses, []scenario.Placement{scenario.OtherProvider}},
 	} {
 		for _, row := range scenario.Rows() {
-			if row.A != nil && len(row.A) == 1 && row.A[0].Kind == sim.NoDone && run.dp != "" {
-				// A Responses stream without its response.completed has
-				// neither its finish nor its usage: a cut, where a chat
-				// stream without [DONE] is whole (simulate's
-				// TestNoDone_WhatTheDecodersMakeOfIt).
+			if ok, _ := row.ForDialect(run.dp); !ok {
 				continue
 			}
 			for _, pl := range run.pls {

@@ -281,7 +281,7 @@ func TestSDKResponsesTarget_RefusalFailsClosed(t *testing.T) {
 	}{
 		{"content filter", sim.Fault{Kind: sim.ContentFilter}, false},
 		{"content filter streamed", sim.Fault{Kind: sim.ContentFilter}, true},
-		{"bio_policy in the stream", sim.Fault{Kind: sim.StreamError, Chunks: 2, Body: bio}, true},
+		{"bio_policy in the stream", sim.Fault{Kind: sim.StreamError, Chunks: 1, Body: bio}, true},
 	} {
 		for _, surface := range []string{"responses", "chat"} {
 			t.Run(tc.name+"/"+surface, func(t *testing.T) {

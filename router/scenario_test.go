@@ -35,9 +35,23 @@ type scene struct {
 // synctest bubble: every timer and the providers' waits run on its clock.
 func newScene(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Settings) *scene {
 	t.Helper()
-	provs := []sim.Provider{{Name: scenario.ProviderA, NoPrefill: row.NoPrefill}}
+	return newSceneIn(t, row, pl, hs, "", "")
+}
+
+// newSceneIn is newScene with provider p speaking dialect dp and q
+// dialect dq ("" is chat completions).
+func newSceneIn(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.Settings, dp, dq sim.Dialect) *scene {
+	t.Helper()
+	provs := []sim.Provider{{Name: scenario.ProviderA, NoPrefill: row.NoPrefill, Dialect: dp}}
 	if pb := scenario.ProviderB(pl); pb != scenario.ProviderA {
-		provs = append(provs, sim.Provider{Name: pb, NoPrefill: row.NoPrefill})
+		provs = append(provs, sim.Provider{Name: pb, NoPrefill: row.NoPrefill, Dialect: dq})
+	}
+	dialectOf := map[string]config.Dialect{scenario.ProviderA: config.OpenAI, "q": config.OpenAI}
+	if dp != "" {
+		dialectOf[scenario.ProviderA] = config.Dialect(dp) // the simulator's names are config's
+	}
+	if dq != "" {
+		dialectOf["q"] = config.Dialect(dq)
 	}
 	srv, err := sim.NewServer(provs...)
 	if err != nil {
@@ -63,7 +77,7 @@ func newScene(t *testing.T, row scenario.Row, pl scenario.Placement, hs health.S
 	cands = append(cands, cand{scenario.ProviderB(pl), scenario.ModelB, row.ContextB})
 	for _, tg := range cands {
 		route.Chain = append(route.Chain, router.Target{Provider: tg.prov, Model: tg.model, Context: tg.context,
-			Client: config.NewClient(config.OpenAI, srv.BaseURL(tg.prov), testKey, hc, nil)})
+			Dialect: string(dialectOf[tg.prov]), Client: config.NewClient(dialectOf[tg.prov], srv.BaseURL(tg.prov), testKey, hc, nil)})
 	}
 	if row.ReasoningA {
 		route.Chain[0].Offers = []string{"reasoning"}
@@ -184,6 +198,40 @@ func TestScenario_Router(t *testing.T) {
 					checkScene(t, sc, row, pl, got)
 				})
 			})
+		}
+	}
+}
+
+// TestScenario_RouterResponsesTarget runs the suite with a target of the
+// Responses API (dialect openai-responses): as the primary A, in both
+// placements, and as the fallback B at another provider. Each fault takes
+// that dialect's shape; a row whose expectation is chat completions' own
+// is left out (Row.ForDialect).
+func TestScenario_RouterResponsesTarget(t *testing.T) {
+	for _, run := range []struct {
+		name   string
+		dp, dq sim.Dialect
+		pls    []scenario.Placement
+	}{
+		{"responses-primary", sim.DialectResponses, "", scenario.Placements},
+		{"responses-fallback", "", sim.DialectResponses, []scenario.Placement{scenario.OtherProvider}},
+	} {
+		for _, row := range scenario.Rows() {
+			if ok, _ := row.ForDialect(run.dp); !ok {
+				continue
+			}
+			for _, pl := range run.pls {
+				t.Run(run.name+"/"+string(pl)+"/"+row.Name, func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						sc := newSceneIn(t, row, pl, health.Settings{}, run.dp, run.dq)
+						var got []outcome
+						for range max(row.Requests, 1) {
+							got = append(got, sc.send(row))
+						}
+						checkScene(t, sc, row, pl, got)
+					})
+				})
+			}
 		}
 	}
 }

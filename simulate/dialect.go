@@ -33,7 +33,10 @@ const (
 	// DialectResponses is OpenAI's Responses API, served at
 	// POST /{name}/v1/responses (and GET /{name}/v1/models): Bearer keys,
 	// a response object, SSE streams with an `event:` line per event and
-	// a sequence_number, no [DONE] (responses.go). Errors are OpenAI's
+	// a sequence_number, no [DONE] (responses.go); the events that open
+	// the answer go in one write, as do the .done events that close it,
+	// so a fault's Chunks counts writes as in a chat stream (the opening
+	// one for its role chunk). Errors are OpenAI's
 	// envelopes (StyleOpenAI; a ModelNotFound is the 400 /v1/responses
 	// answers). In a stream: ContentFilter is a response.incomplete of
 	// reason content_filter, a Reply cut at its limit one of reason

@@ -421,15 +421,21 @@ func (a *answer) responsesWire(ec errCtx, stream bool) wireAnswer {
 		Response rsObject `json:"response"`
 	}
 	inProgress := a.responsesObject("in_progress", nil, nil, nil)
-	wa.head = append(wa.head, ev("response.created", withResponse{inProgress}),
-		ev("response.in_progress", withResponse{inProgress}))
+	// The events a server sends at once go out in one write, one frame:
+	// the opening ones before the first delta, and the .done ones after
+	// the last. So a stream has as many frames as a chat stream of the
+	// same answer (its role chunk, the deltas, the finish and usage
+	// chunks), and a fault's Chunks, a Gap or a LateFirstToken's Delay
+	// fall at the same point of the answer in either dialect.
+	opening := append(ev("response.created", withResponse{inProgress}), ev("response.in_progress", withResponse{inProgress})...)
+	afterHead := 0 // the number of the first event after the head's
 	_, msgID, fcID := a.responsesIDs()
 	if started := a.responsesItem("in_progress", ""); started != nil {
 		type itemEvent struct {
 			OutputIndex int    `json:"output_index"`
 			Item        rsItem `json:"item"`
 		}
-		wa.head = append(wa.head, ev("response.output_item.added", itemEvent{0, *started}))
+		opening = append(opening, ev("response.output_item.added", itemEvent{0, *started})...)
 		type partEvent struct {
 			ItemID       string `json:"item_id"`
 			OutputIndex  int    `json:"output_index"`
@@ -446,8 +452,9 @@ func (a *answer) responsesWire(ec errCtx, stream bool) wireAnswer {
 		zero, none := 0, []struct{}{}
 		part := rsPart{Type: "output_text", Annotations: []struct{}{}, Logprobs: []struct{}{}}
 		if a.tool == nil {
-			wa.head = append(wa.head, ev("response.content_part.added", partEvent{msgID, 0, 0, part}))
+			opening = append(opening, ev("response.content_part.added", partEvent{msgID, 0, 0, part})...)
 		}
+		wa.head = append(wa.head, opening)
 		wa.preamble = len(wa.head)
 		for _, p := range a.pieces() {
 			var frame []byte
@@ -460,26 +467,30 @@ func (a *answer) responsesWire(ec errCtx, stream bool) wireAnswer {
 			wa.garbled = append(wa.garbled, garbledEvent{len(wa.head), namedFrame(strings.TrimPrefix(name, "event: "), cutShort([]byte(data)))})
 			wa.head = append(wa.head, frame)
 		}
+		afterHead = seq
 		done := output[0]
+		var closing []byte
 		if a.tool != nil {
-			wa.tail = append(wa.tail, ev("response.function_call_arguments.done", struct {
+			closing = ev("response.function_call_arguments.done", struct {
 				ItemID      string `json:"item_id"`
 				OutputIndex int    `json:"output_index"`
 				Arguments   string `json:"arguments"`
-			}{fcID, 0, text}))
+			}{fcID, 0, text})
 		} else {
 			part.Text = text
-			wa.tail = append(wa.tail, ev("response.output_text.done", struct {
+			closing = append(ev("response.output_text.done", struct {
 				ItemID       string     `json:"item_id"`
 				OutputIndex  int        `json:"output_index"`
 				ContentIndex int        `json:"content_index"`
 				Text         string     `json:"text"`
 				Logprobs     []struct{} `json:"logprobs"`
-			}{msgID, 0, 0, text, none}), ev("response.content_part.done", partEvent{msgID, 0, 0, part}))
+			}{msgID, 0, 0, text, none}), ev("response.content_part.done", partEvent{msgID, 0, 0, part})...)
 		}
-		wa.tail = append(wa.tail, ev("response.output_item.done", itemEvent{0, done}))
+		wa.tail = append(wa.tail, append(closing, ev("response.output_item.done", itemEvent{0, done})...))
 	} else {
+		wa.head = append(wa.head, opening)
 		wa.preamble = len(wa.head)
+		afterHead = seq
 	}
 	final := "response.completed"
 	if status == "incomplete" {
@@ -488,8 +499,8 @@ func (a *answer) responsesWire(ec errCtx, stream bool) wireAnswer {
 	wa.tail = append(wa.tail, ev(final, withResponse{a.responsesObject(status, inc, output, a.responsesUsage())}))
 	wa.stopLast = true
 	// The message of openai/openai-node#1730's server_error; its number
-	// follows the whole head (a cut one's events are fewer).
-	wa.defaultErrorData = a.responsesFailed(len(wa.head),
+	// follows the whole head's (a stream cut shorter numbered fewer).
+	wa.defaultErrorData = a.responsesFailed(afterHead,
 		"server_error", "An error occurred while processing your request. You can retry your request, or contact us through our help center at help.openai.com if the error persists. Please include the request ID "+ec.requestID+" in your message.")
 	return wa
 }

@@ -301,9 +301,9 @@ func TestAnswer_QuestionInEachSpelling(t *testing.T) {
 
 // preambles counts the events of each dialect's stream before its first
 // content delta (OpenAI's role chunk; Anthropic's message_start,
-// content_block_start and ping; the Responses API's response.created,
-// response.in_progress, output_item.added and content_part.added).
-var preambles = map[Dialect]int{DialectOpenAI: 1, DialectAnthropic: 3, DialectGemini: 0, DialectResponses: 4}
+// content_block_start and ping; the Responses API's opening events, in
+// one write).
+var preambles = map[Dialect]int{DialectOpenAI: 1, DialectAnthropic: 3, DialectGemini: 0, DialectResponses: 1}
 
 func TestAnswer_ScriptedHeadOfACutStream(t *testing.T) {
 	for _, d := range allDialects {
