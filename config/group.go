@@ -14,8 +14,8 @@ import (
 // ChainGroup is a group of equals in a route's chain (router.Group): its
 // members are Chain[Start:End], written in the file as one chain entry
 //
-//	- group: [groq/llama-3.3-70b-versatile, cerebras/llama-3.3-70b]
-//	  pick: least_busy
+//   - group: [groq/llama-3.3-70b-versatile, cerebras/llama-3.3-70b]
+//     pick: least_busy
 type ChainGroup struct {
 	Start, End int
 	// Pick is router.PickWeighted (the default), PickLeastBusy or

@@ -55,7 +55,9 @@ func TestParse_ChainGroup(t *testing.T) {
 }
 
 func TestParse_ChainGroupProblems(t *testing.T) {
-	route := func(entry string) string { return groupProviders + "routes:\n  default:\n    chain:\n      - " + entry + "\n" }
+	route := func(entry string) string {
+		return groupProviders + "routes:\n  default:\n    chain:\n      - " + entry + "\n"
+	}
 	wantProblems(t, route("{group: [a/m]}"), "a group needs two members or more")
 	wantProblems(t, route("{group: [a/m, b/m], pick: fastest}"), `"fastest" is not a pick: write weighted, least_busy, most_room`)
 	wantProblems(t, route("{group: [a/m, b/m], weights: {c/m: 2}}"), `weights names "c/m", which is not a member of the group (a/m, b/m)`)
