@@ -208,13 +208,8 @@ func (w *walk) try(ctx context.Context, t *Target, idx int, p permits) (*Result,
 	treq.Model = t.Model
 	tn := turn{t: t, idx: idx, p: p}
 	for tn.n = 1; ; tn.n++ {
-		if tn.n > 1 {
-			// A permit covers one send: the target may have opened since.
-			np, skip := w.admit(t, true)
-			if skip {
-				return nil, false, nil
-			}
-			tn.p = np
+		if tn.n > 1 && !w.readmit(&tn) {
+			return nil, false, nil
 		}
 		w.count.sends++
 		st.sends++
@@ -261,4 +256,19 @@ func (w *walk) nextID(idx int) string {
 
 func (w *walk) sleep(ctx context.Context, d time.Duration) bool {
 	return w.clk.Sleep(ctx, d)
+}
+
+// readmit admits tn's target again for its next send (a permit covers one
+// send: the target may have opened since) and reports whether it may be
+// sent to. Apart from try so that try's frame, under every send's wait,
+// stays small (TestStream_HandlerStackStaysSmall).
+//
+//go:noinline
+func (w *walk) readmit(tn *turn) bool {
+	p, skip := w.admit(tn.t, true)
+	if skip {
+		return false
+	}
+	tn.p = p
+	return true
 }
