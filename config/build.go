@@ -148,10 +148,8 @@ func (b *builder) route(r Route) (*router.Route, error) {
 			errs = appendErr(errs, err)
 			continue
 		}
-		for k, g := range r.Groups {
-			if i >= g.Start && i < g.End {
-				t.Group = groups[k]
-			}
+		if k := r.groupOf(i); k >= 0 {
+			t.Group = groups[k]
 		}
 		out.Chain = append(out.Chain, t)
 	}

@@ -117,13 +117,13 @@ func (d *decoder) chainGroup(r *Route, n ast.Node, path, chainPath string) {
 	r.Groups = append(r.Groups, g)
 }
 
-// groupOf returns the group of chain entry i of r, nil when it stands
-// alone.
-func (r *Route) groupOf(i int) *ChainGroup {
-	for k := range r.Groups {
-		if g := &r.Groups[k]; i >= g.Start && i < g.End {
-			return g
+// groupOf returns the index in r.Groups of chain entry i's group, -1 when
+// it stands alone.
+func (r *Route) groupOf(i int) int {
+	for k, g := range r.Groups {
+		if i >= g.Start && i < g.End {
+			return k
 		}
 	}
-	return nil
+	return -1
 }
