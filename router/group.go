@@ -132,7 +132,12 @@ func (w *walk) pickGroup(g *Group, i, j int, req *llm.Request) {
 	switch g.Pick {
 	case PickLeastBusy:
 		for _, t := range members {
-			n, _ := w.r.records().Add(busyKey(t), 0, busyTTL) // a store that cannot answer reads as idle
+			// A store that cannot answer reads as idle. The count lives
+			// busyTTL from its first send, whatever came after: the -1
+			// of a send in flight as it expired lands on a new count, so
+			// a count below 0 reads as idle too.
+			n, _ := w.r.records().Add(busyKey(t), 0, busyTTL)
+			n = max(n, 0)
 			score[t] = -n
 			why[t] = fmt.Sprintf("least_busy: %.0f in flight", n)
 		}

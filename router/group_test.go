@@ -93,6 +93,14 @@ func TestGroup_LeastBusyGoesToTheIdleMember(t *testing.T) {
 	if len(picks) != 1 || picks[0] != "least_busy: 0 in flight" {
 		t.Errorf("picks %q, want b/m's line to say it had 0 in flight", picks)
 	}
+	// A count below 0 (a send's -1 that landed after its count expired)
+	// reads as idle, no idler than idle: with a/m at 0 and b/m at -3 the
+	// chain's order decides.
+	_, _ = rec.Add("busy:a/m", -2, time.Minute)
+	_, _ = rec.Add("busy:b/m", -3, time.Minute)
+	if res := ask(t, h, route, prompt("hi")); res.Target.ID() != "a/m" {
+		t.Errorf("answered by %s, want a/m: a count below 0 is no busier nor idler than 0", res.Target.ID())
+	}
 }
 
 // Most room: with rpm 10 on each member, requests go where the most of
