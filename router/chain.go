@@ -295,7 +295,7 @@ func standing(t *Target) (status, reason string) {
 // reached its account or endpoint. "" when none holds.
 func (w *walk) turnBarred(t *Target) (status, reason string) {
 	_, acct, end := w.chain.keys(t)
-	if w.route.Approve != nil && t != w.chain.cands[0] {
+	if w.route.Approve != nil && !w.atHead(t) {
 		if ok, why := w.route.Approve(t); !ok {
 			return ledger.StatusSkippedUnapproved, classify.OneLine("not approved by routes." + w.route.Name + ".eval_gate: " + why)
 		}

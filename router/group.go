@@ -260,3 +260,12 @@ func (w *walk) busy(t *Target) string {
 	}
 	return k
 }
+
+// atHead reports whether t is the walk's head: its first candidate, or a
+// member of the group of equals the walk starts with, whichever member
+// the group's pick put first (the eval gate exempts the head, and that
+// must not depend on a draw).
+func (w *walk) atHead(t *Target) bool {
+	h := w.chain.cands[0]
+	return t == h || t.Group != nil && t.Group == h.Group
+}

@@ -191,3 +191,29 @@ func TestGroup_ConversationSticksToItsMember(t *testing.T) {
 		}
 	}
 }
+
+// The eval gate exempts the route's head; a group at the head is the
+// head, whichever member its pick put first: an unapproved member is
+// served when the other fails, in both orders of the draw.
+func TestGroup_HeadGroupIsExemptFromTheEvalGate(t *testing.T) {
+	for _, draws := range [][]float64{{0.9, 0.1}, {0.1, 0.9}} { // a/m first, then b/m first
+		h, route := groupRoute(t, &router.Group{Pick: router.PickWeighted})
+		n := 0
+		h.router.Rand = func() float64 { n++; return draws[(n-1)%2] }
+		route.Approve = func(tg *router.Target) (bool, string) { return tg.ID() != "a/m", "not measured" }
+		h.script("b", "m", simulate.Fault{Kind: simulate.DailyQuota})
+		h.script("a", "m", simulate.Fault{Kind: simulate.DailyQuota})
+		res, err := h.router.Complete(context.Background(), route, prompt("hi"), router.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range h.ledger.Records() {
+			if r.Status == ledger.StatusSkippedUnapproved {
+				t.Errorf("draws %v: %s/%s skipped by the eval gate, though a member of the head group", draws, r.Provider, r.Model)
+			}
+		}
+		if res.Target.ID() != "c/m" {
+			t.Errorf("draws %v: answered by %s, want c/m once both members are walled", draws, res.Target.ID())
+		}
+	}
+}
