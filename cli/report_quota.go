@@ -81,18 +81,9 @@ func quotaWatches(qs []declaredQuota) []report.QuotaWatch {
 	return out
 }
 
-// windowLength names the length a declared window counts over, as
-// report.QuotaPeak names it, and whether it counts tokens.
-func windowLength(name string) (length string, tokens bool) {
-	tokens = strings.HasPrefix(name, "t")
-	switch {
-	case strings.HasSuffix(name, "m"):
-		return "minute", tokens
-	case strings.HasSuffix(name, "h"):
-		return "hour", tokens
-	}
-	return "day", tokens
-}
+// windowNames are report.QuotaPeak's names of the lengths a declared
+// window counts over (router.Use.Per).
+var windowNames = map[time.Duration]string{time.Minute: "minute", time.Hour: "hour", 24 * time.Hour: "day"}
 
 // printQuotaUse writes each declared limit beside the busiest window of its
 // length in the lines read (report.QuotaPeak), and how many sends the
@@ -105,7 +96,7 @@ func printQuotaUse(w io.Writer, r report.Report, qs []declaredQuota) {
 	for _, q := range qs {
 		fmt.Fprintf(w, "  %s (%s)\n", q.source, strings.Join(q.targets, ", "))
 		for _, l := range q.limits {
-			length, tokens := windowLength(l.Window)
+			length, tokens := windowNames[l.Per], l.Tokens
 			used, unit, from := 0, "requests", time.Time{}
 			for _, p := range r.QuotaPeaks {
 				if p.Key == q.key && p.Window == length {

@@ -68,14 +68,13 @@ type quotaTrack struct {
 
 // windowTrack is the running window of one length and the busiest so far.
 type windowTrack struct {
-	start       time.Time
-	requests    int
-	tokens      int64
-	bestReq     int
-	bestReqAt   time.Time
-	bestTok     int64
-	bestTokAt   time.Time
-	initialised bool
+	start     time.Time
+	requests  int
+	tokens    int64
+	bestReq   int
+	bestReqAt time.Time
+	bestTok   int64
+	bestTokAt time.Time
 }
 
 func (w *windowTrack) close() {
@@ -91,11 +90,11 @@ func (w *windowTrack) close() {
 // running window (lines out of order) counts in it: windows are placed
 // as well as the order allows.
 func (w *windowTrack) add(t time.Time, d time.Duration, tok int64) {
-	if !w.initialised || !t.Before(w.start.Add(d)) {
-		if w.initialised {
+	if w.start.IsZero() || !t.Before(w.start.Add(d)) {
+		if !w.start.IsZero() {
 			w.close()
 		}
-		w.start, w.requests, w.tokens, w.initialised = t, 0, 0, true
+		w.start, w.requests, w.tokens = t, 0, 0
 	}
 	w.requests++
 	w.tokens += tok

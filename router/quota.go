@@ -96,6 +96,10 @@ type Use struct {
 	Used, Limit int
 	// Frees is when the window ends; zero when none is running.
 	Frees time.Time
+	// Per is the window's length; Tokens is set when it counts tokens,
+	// not requests.
+	Per    time.Duration
+	Tokens bool
 }
 
 // QuotaUse reads, changing nothing, what is used of each window of q at
@@ -106,7 +110,8 @@ func QuotaUse(rec health.Records, q Quota, now time.Time) []Use {
 	var out []Use
 	for _, w := range q.windows() {
 		used, frees := readWindow(rec, q, w, now)
-		out = append(out, Use{Key: q.Key, Source: q.Source, Window: w.name, Used: used, Limit: w.limit, Frees: frees})
+		out = append(out, Use{Key: q.Key, Source: q.Source, Window: w.name, Used: used, Limit: w.limit, Frees: frees,
+			Per: w.per, Tokens: w.tokens})
 	}
 	return out
 }
